@@ -1,0 +1,46 @@
+//! cnsim-core: a packet-level discrete-event simulator of data-center Ethernet congestion
+//! management (IEEE 802.3x PAUSE, 802.1Qau QCN, BCN/ECM).
+//!
+//! Entry point: [`run_toml`] (or [`scenario::Scenario::from_toml`] + [`sim::Simulation`]).
+
+pub mod cc;
+pub mod engine;
+pub mod error;
+pub mod flow_control;
+pub mod net;
+pub mod report;
+pub mod rng;
+pub mod scenario;
+pub mod sim;
+pub mod stats;
+pub mod time;
+pub mod traffic;
+
+pub use error::ConfigError;
+pub use report::Report;
+pub use scenario::Scenario;
+pub use sim::Simulation;
+
+/// Parses, validates and runs a scenario. `seed` overrides the scenario's seed.
+pub fn run_toml(
+    text: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<Report, ConfigError> {
+    let scenario = resolve(text, overrides, seed)?;
+    Ok(Simulation::new(scenario)?.run(progress))
+}
+
+/// Parses and validates a scenario with overrides and an optional seed.
+pub fn resolve(
+    text: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+) -> Result<Scenario, ConfigError> {
+    let mut all = overrides.to_vec();
+    if let Some(s) = seed {
+        all.push(("seed".into(), s.to_string()));
+    }
+    Scenario::from_toml(text, &all)
+}

@@ -1,0 +1,110 @@
+//! The frame: a small `Copy` value that moves from element to element along its route.
+//!
+//! Data frames and control frames (PAUSE, QCN CNM, BCN) are the same struct; control frames
+//! carry their message in `payload`. Frames are never heap-allocated.
+
+use crate::time::SimTime;
+
+/// Index of a host (end node) in the scenario's `hosts` list.
+pub type HostId = u32;
+
+/// "No rate-limiter tag" (BCN): the frame did not pass a limiter installed by a CP.
+pub const NO_TAG: u32 = u32::MAX;
+
+/// Which BCN message a congestion point sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BcnKind {
+    /// Ordinary feedback, Fb = -(Qoff + W*Qdelta), negative or positive.
+    Normal,
+    /// BCN-MAX: the queue is at or above the BCN-MAX threshold; Fb is -Fbmax.
+    Max,
+    /// BCN(0,0): severe congestion (q >= Qsc); the RP drops to Rmin (or stops).
+    ZeroZero,
+}
+
+/// What a frame carries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Payload {
+    Data,
+    /// IEEE 802.3x PAUSE: pause_time in quanta of 512 bit times; 0 = XON.
+    Pause {
+        quanta: u16,
+    },
+    /// IEEE 802.1Qau congestion notification message: 6-bit quantised feedback.
+    Cnm {
+        qfb: u8,
+        cpid: u32,
+    },
+    /// BCN message; `fb` in feedback units (negative = decrease).
+    Bcn {
+        fb: f64,
+        cpid: u32,
+        kind: BcnKind,
+    },
+}
+
+impl Payload {
+    pub fn is_data(&self) -> bool {
+        matches!(self, Payload::Data)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    pub payload: Payload,
+    /// Originating host of a data frame; for a control frame made in a switch, the host the
+    /// message is about (the source of the sampled frame).
+    pub src: HostId,
+    /// Host the frame is routed to.
+    pub dst: HostId,
+    /// Flow key at the source: the destination host of the data flow. A CNM/BCN carries the
+    /// flow it is about (the sampled frame's destination).
+    pub flow: HostId,
+    pub bytes: u32,
+    /// When the source generated it (data) or the switch made it (control).
+    pub born: SimTime,
+    /// BCN: CPID of the rate limiter the frame went through, or `NO_TAG`.
+    pub rl_tag: u32,
+    /// Port the frame entered the current switch by (for per-input buffer accounting).
+    pub ingress: u16,
+}
+
+impl Frame {
+    pub fn data(src: HostId, dst: HostId, bytes: u32, born: SimTime) -> Frame {
+        Frame {
+            payload: Payload::Data,
+            src,
+            dst,
+            flow: dst,
+            bytes,
+            born,
+            rl_tag: NO_TAG,
+            ingress: 0,
+        }
+    }
+
+    /// A control frame (PAUSE, CNM, BCN) of `bytes` bytes.
+    pub fn control(
+        payload: Payload,
+        src: HostId,
+        dst: HostId,
+        flow: HostId,
+        bytes: u32,
+        born: SimTime,
+    ) -> Frame {
+        Frame {
+            payload,
+            src,
+            dst,
+            flow,
+            bytes,
+            born,
+            rl_tag: NO_TAG,
+            ingress: 0,
+        }
+    }
+
+    pub fn is_data(&self) -> bool {
+        self.payload.is_data()
+    }
+}

@@ -1,0 +1,420 @@
+//! An end node: traffic enters per-destination queues (VOQs) served round-robin onto the NIC
+//! link, each behind the flow's rate limiter (the reaction point) when congestion feedback has
+//! installed one; and a receiver (sink) that absorbs frames at its, possibly scheduled, rate.
+
+use std::collections::VecDeque;
+
+use crate::cc::Limiter;
+use crate::engine::{EventKind, NodeIdx};
+use crate::flow_control::pause::{hysteresis, set_xoff};
+use crate::net::frame::{Frame, HostId, Payload};
+use crate::net::port::Port;
+use crate::net::{schedule_tx_done, Ctx};
+use crate::rng::SimRng;
+use crate::scenario::Watermarks;
+use crate::stats::{DropPlace, HostCounters};
+use crate::time::{serialization_time, SimTime};
+
+/// Frames waiting for one destination, and that flow's rate limiter.
+#[derive(Default)]
+pub struct Voq {
+    pub frames: VecDeque<Frame>,
+    pub bytes: u64,
+    pub limiter: Option<Limiter>,
+    /// The limiter lets the next frame go at this time (rate x size of the previous frame).
+    pub next_allowed: SimTime,
+    /// A saturating source is attached: frames of this size are made on demand.
+    pub saturating_frame_bytes: Option<u32>,
+    in_ring: bool,
+    timer_generation: Option<u32>,
+    /// Probe entity id of the limiter ("host->dst"), interned on first use.
+    pub probe_entity: Option<u32>,
+}
+
+impl Voq {
+    fn has_work(&self) -> bool {
+        !self.frames.is_empty() || self.saturating_frame_bytes.is_some()
+    }
+
+    fn ready_at(&self) -> SimTime {
+        match &self.limiter {
+            Some(l) => self.next_allowed.max(l.stopped_until()),
+            None => SimTime::ZERO,
+        }
+    }
+}
+
+/// The sink: a FIFO served at `rate_bps` (None = absorbs at arrival).
+#[derive(Default)]
+pub struct Receiver {
+    pub rate_bps: Option<f64>,
+    pub queue: VecDeque<Frame>,
+    pub bytes: u64,
+    pub peak_bytes: u64,
+    pub busy: bool,
+    pub limit_bytes: Option<u64>,
+    pub pause: Option<Watermarks>,
+}
+
+pub struct Host {
+    pub id: HostId,
+    pub name: String,
+    pub port: Port,
+    pub voqs: Vec<Voq>,
+    ring: VecDeque<u32>,
+    pub nic_bytes: u64,
+    pub nic_limit_bytes: Option<u64>,
+    wake_generation: u32,
+    wake_at: SimTime,
+    pub rx: Receiver,
+    pub counters: HostCounters,
+    /// Randomness of this host's reaction points.
+    pub rng: SimRng,
+    rate_limiters_paused: bool,
+}
+
+impl Host {
+    pub fn new(id: HostId, name: String, port: Port, n_hosts: usize, rng: SimRng) -> Host {
+        Host {
+            id,
+            name,
+            port,
+            voqs: (0..n_hosts).map(|_| Voq::default()).collect(),
+            ring: VecDeque::new(),
+            nic_bytes: 0,
+            nic_limit_bytes: None,
+            wake_generation: 0,
+            wake_at: SimTime::MAX,
+            rx: Receiver::default(),
+            counters: HostCounters::default(),
+            rng,
+            rate_limiters_paused: false,
+        }
+    }
+
+    fn add_to_ring(&mut self, dst: u32) {
+        let voq = &mut self.voqs[dst as usize];
+        if !voq.in_ring && voq.has_work() {
+            voq.in_ring = true;
+            self.ring.push_back(dst);
+        }
+    }
+
+    /// A source made a frame for `frame.dst`: queue it, or drop it if the transmit buffer is
+    /// full (at the RP if the flow is rate limited, else at the NIC).
+    pub fn enqueue_generated(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
+        ctx.counters.generated += 1;
+        self.counters.generated_frames += 1;
+        self.counters.generated_bytes += frame.bytes as u64;
+        let bytes = frame.bytes as u64;
+        let voq = &mut self.voqs[frame.dst as usize];
+        if self
+            .nic_limit_bytes
+            .is_some_and(|l| self.nic_bytes + bytes > l)
+        {
+            let place = if voq.limiter.is_some() {
+                DropPlace::Rp
+            } else {
+                DropPlace::Nic
+            };
+            ctx.counters.drop(place);
+            self.counters.dropped_frames += 1;
+            return;
+        }
+        voq.frames.push_back(frame);
+        voq.bytes += bytes;
+        self.nic_bytes += bytes;
+        self.add_to_ring(frame.dst);
+        self.try_transmit(me, ctx);
+    }
+
+    /// Switches a saturating (always backlogged) source towards `dst` on or off.
+    pub fn set_saturating(
+        &mut self,
+        me: NodeIdx,
+        dst: u32,
+        frame_bytes: Option<u32>,
+        ctx: &mut Ctx,
+    ) {
+        self.voqs[dst as usize].saturating_frame_bytes = frame_bytes;
+        self.add_to_ring(dst);
+        self.try_transmit(me, ctx);
+    }
+
+    pub fn try_transmit(&mut self, me: NodeIdx, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        if self.port.is_busy() {
+            return;
+        }
+        if let Some(ctrl) = self.port.ctrl_q.pop_front() {
+            let done = self.port.begin_tx(ctrl, now);
+            schedule_tx_done(ctx, done, me, 0);
+            return;
+        }
+        if self.port.is_paused(now) {
+            return;
+        }
+        if let Some(dst) = self.pick_voq(me, now, ctx) {
+            let frame = self.take_frame(dst, now, ctx);
+            let done = self.port.begin_tx(frame, now);
+            schedule_tx_done(ctx, done, me, 0);
+            self.after_transmit(me, dst, frame.bytes, now, ctx);
+        }
+    }
+
+    /// Round-robin over VOQs with work whose limiter allows a frame now. If all are held by
+    /// their limiters, arranges a wake-up at the earliest release.
+    fn pick_voq(&mut self, me: NodeIdx, now: SimTime, ctx: &mut Ctx) -> Option<u32> {
+        let mut earliest = SimTime::MAX;
+        for _ in 0..self.ring.len() {
+            let dst = self.ring.pop_front().expect("ring length checked");
+            let voq = &mut self.voqs[dst as usize];
+            if !voq.has_work() {
+                voq.in_ring = false;
+                continue;
+            }
+            self.ring.push_back(dst);
+            let ready = voq.ready_at();
+            if ready <= now {
+                return Some(dst);
+            }
+            earliest = earliest.min(ready);
+        }
+        if earliest < self.wake_at {
+            self.wake_at = earliest;
+            self.wake_generation = self.wake_generation.wrapping_add(1);
+            let generation = self.wake_generation;
+            ctx.q.schedule(
+                earliest,
+                EventKind::HostWake {
+                    node: me,
+                    generation,
+                },
+            );
+        }
+        None
+    }
+
+    pub fn on_wake(&mut self, me: NodeIdx, generation: u32, ctx: &mut Ctx) {
+        if generation == self.wake_generation {
+            self.wake_at = SimTime::MAX;
+            self.try_transmit(me, ctx);
+        }
+    }
+
+    fn take_frame(&mut self, dst: u32, now: SimTime, ctx: &mut Ctx) -> Frame {
+        let voq = &mut self.voqs[dst as usize];
+        let mut frame = match voq.frames.pop_front() {
+            Some(f) => {
+                voq.bytes -= f.bytes as u64;
+                self.nic_bytes -= f.bytes as u64;
+                f
+            }
+            None => {
+                let bytes = voq.saturating_frame_bytes.expect("picked VOQ has work");
+                ctx.counters.generated += 1;
+                self.counters.generated_frames += 1;
+                self.counters.generated_bytes += bytes as u64;
+                Frame::data(self.id, dst, bytes, now)
+            }
+        };
+        if let Some(limiter) = &voq.limiter {
+            frame.rl_tag = limiter.tag();
+            voq.next_allowed = now + serialization_time(frame.bytes as u64, limiter.rate_bps());
+        }
+        frame
+    }
+
+    fn after_transmit(&mut self, me: NodeIdx, dst: u32, bytes: u32, now: SimTime, ctx: &mut Ctx) {
+        self.counters.tx_frames += 1;
+        self.counters.tx_bytes += bytes as u64;
+        if let Some(limiter) = self.voqs[dst as usize].limiter.as_mut() {
+            limiter.on_transmit(bytes, now, &mut self.rng);
+            self.after_limiter_change(me, dst, ctx);
+        }
+    }
+
+    /// After any limiter state change: release it at line rate, (re)arm its timer.
+    fn after_limiter_change(&mut self, me: NodeIdx, dst: u32, ctx: &mut Ctx) {
+        let voq = &mut self.voqs[dst as usize];
+        let Some(limiter) = voq.limiter.as_ref() else {
+            return;
+        };
+        if limiter.is_released() {
+            voq.limiter = None;
+            voq.timer_generation = None;
+            return;
+        }
+        if let Some((at, generation)) = limiter.timer() {
+            if voq.timer_generation != Some(generation) {
+                voq.timer_generation = Some(generation);
+                let at = at.max(ctx.q.now());
+                ctx.q.schedule(
+                    at,
+                    EventKind::RpTimer {
+                        node: me,
+                        dst,
+                        generation,
+                    },
+                );
+            }
+        }
+    }
+
+    pub fn on_rp_timer(&mut self, me: NodeIdx, dst: u32, generation: u32, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let voq = &mut self.voqs[dst as usize];
+        let Some(limiter) = voq.limiter.as_mut() else {
+            return;
+        };
+        if voq.timer_generation != Some(generation) {
+            return;
+        }
+        voq.timer_generation = None;
+        limiter.on_timer(generation, now, &mut self.rng);
+        self.after_limiter_change(me, dst, ctx);
+        self.try_transmit(me, ctx);
+    }
+
+    pub fn receive(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
+        match frame.payload {
+            Payload::Data => self.receive_data(me, frame, ctx),
+            Payload::Pause { quanta } => self.receive_pause(me, quanta, ctx),
+            Payload::Cnm { .. } | Payload::Bcn { .. } => self.receive_feedback(me, frame, ctx),
+        }
+    }
+
+    fn receive_pause(&mut self, me: NodeIdx, quanta: u16, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        match self.port.receive_pause(quanta, now) {
+            Some(until) => {
+                let generation = self.port.pause_generation;
+                ctx.q.schedule(
+                    until,
+                    EventKind::PauseExpire {
+                        node: me,
+                        port: 0,
+                        generation,
+                    },
+                );
+                self.set_rate_limiters_paused(true, now);
+            }
+            None => {
+                self.set_rate_limiters_paused(false, now);
+                self.try_transmit(me, ctx);
+            }
+        }
+    }
+
+    /// Seed 004's paused RP: limiters freeze their timers while the link is paused.
+    pub fn set_rate_limiters_paused(&mut self, paused: bool, now: SimTime) {
+        if paused == self.rate_limiters_paused {
+            return;
+        }
+        self.rate_limiters_paused = paused;
+        for voq in self.voqs.iter_mut() {
+            if let Some(l) = voq.limiter.as_mut() {
+                l.set_paused(paused, now);
+            }
+        }
+    }
+
+    fn receive_feedback(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let line_rate = self.port.line_rate_bps;
+        let voq = &mut self.voqs[frame.flow as usize];
+        if voq.limiter.is_none() {
+            voq.limiter =
+                Limiter::install(ctx.scheme, &frame.payload, line_rate, now, &mut self.rng);
+            if let Some(l) = voq.limiter.as_mut() {
+                l.set_paused(self.rate_limiters_paused, now);
+            }
+        }
+        if let Some(l) = voq.limiter.as_mut() {
+            l.on_feedback(&frame.payload, now, &mut self.rng);
+        }
+        self.after_limiter_change(me, frame.flow, ctx);
+        self.try_transmit(me, ctx);
+    }
+
+    fn receive_data(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
+        let rx = &mut self.rx;
+        if rx.rate_bps.is_none() && !rx.busy {
+            self.deliver(frame, ctx);
+            return;
+        }
+        let bytes = frame.bytes as u64;
+        if rx.limit_bytes.is_some_and(|l| rx.bytes + bytes > l) {
+            ctx.counters.drop(DropPlace::Rx);
+            return;
+        }
+        rx.queue.push_back(frame);
+        rx.bytes += bytes;
+        rx.peak_bytes = rx.peak_bytes.max(rx.bytes);
+        self.update_rx_pause(me, ctx);
+        if !self.rx.busy {
+            self.start_rx_service(me, ctx);
+        }
+    }
+
+    fn start_rx_service(&mut self, me: NodeIdx, ctx: &mut Ctx) {
+        let Some(front) = self.rx.queue.front() else {
+            return;
+        };
+        let rate = self.rx.rate_bps.unwrap_or(self.port.line_rate_bps);
+        self.rx.busy = true;
+        ctx.q.schedule_in(
+            serialization_time(front.bytes as u64, rate),
+            EventKind::RxDone(me),
+        );
+    }
+
+    pub fn on_rx_done(&mut self, me: NodeIdx, ctx: &mut Ctx) {
+        let frame = self
+            .rx
+            .queue
+            .pop_front()
+            .expect("RxDone with an empty receiver");
+        self.rx.bytes -= frame.bytes as u64;
+        self.rx.busy = false;
+        self.deliver(frame, ctx);
+        self.update_rx_pause(me, ctx);
+        self.start_rx_service(me, ctx);
+    }
+
+    fn deliver(&mut self, frame: Frame, ctx: &mut Ctx) {
+        let latency_s = (ctx.q.now() - frame.born).as_secs_f64();
+        ctx.counters.delivered += 1;
+        ctx.counters.delivered_bytes += frame.bytes as u64;
+        ctx.counters.latency_sum_s += latency_s;
+        ctx.counters.latency_max_s = ctx.counters.latency_max_s.max(latency_s);
+        self.counters.rx_frames += 1;
+        self.counters.rx_bytes += frame.bytes as u64;
+    }
+
+    pub fn rx_pause_quanta(&self) -> u16 {
+        self.rx.pause.as_ref().map_or(u16::MAX, |w| w.quanta)
+    }
+
+    /// Receive-buffer watermarks (seed 003 adapters): PAUSE the upstream port.
+    fn update_rx_pause(&mut self, me: NodeIdx, ctx: &mut Ctx) {
+        let Some(w) = self.rx.pause.clone() else {
+            return;
+        };
+        let want = hysteresis(
+            self.port.xoff_sent,
+            self.rx.bytes,
+            w.xoff_bytes as u64,
+            w.xon_bytes as u64,
+        );
+        if set_xoff(&mut self.port, want, w.quanta, (me, 0), ctx) {
+            self.try_transmit(me, ctx);
+        }
+    }
+
+    /// Data frames held by this host: queued to send, on its link, or in its receiver.
+    pub fn data_frames_held(&self) -> u64 {
+        let queued: u64 = self.voqs.iter().map(|v| v.frames.len() as u64).sum();
+        queued + self.port.data_frames_held() + self.rx.queue.len() as u64
+    }
+}

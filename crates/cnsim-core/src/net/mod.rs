@@ -1,0 +1,108 @@
+//! The network elements. A frame's path through the code is its path through the network:
+//! source -> host VOQ -> host port -> pipe -> switch (buffer, output queue) -> port -> pipe ->
+//! ... -> host receiver (sink).
+
+pub mod frame;
+pub mod host;
+pub mod port;
+pub mod switch;
+
+use crate::cc::Scheme;
+use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
+use crate::stats::Counters;
+use frame::Frame;
+use host::Host;
+use port::Port;
+use switch::Switch;
+
+/// What an element may touch besides itself: the clock/event queue and global counters.
+pub struct Ctx<'a> {
+    pub q: &'a mut EventQueue,
+    pub counters: &'a mut Counters,
+    pub scheme: &'a Scheme,
+    pub control_bytes: u32,
+}
+
+pub enum Node {
+    Host(Box<Host>),
+    Switch(Box<Switch>),
+}
+
+impl Node {
+    pub fn name(&self) -> &str {
+        match self {
+            Node::Host(h) => &h.name,
+            Node::Switch(s) => &s.name,
+        }
+    }
+
+    pub fn ports(&self) -> &[Port] {
+        match self {
+            Node::Host(h) => std::slice::from_ref(&h.port),
+            Node::Switch(s) => &s.ports,
+        }
+    }
+
+    pub fn port_mut(&mut self, p: PortIdx) -> &mut Port {
+        match self {
+            Node::Host(h) => &mut h.port,
+            Node::Switch(s) => &mut s.ports[p as usize],
+        }
+    }
+
+    /// Starts the next frame on port `p` if it is idle and has something it may send.
+    pub fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
+        match self {
+            Node::Host(h) => h.try_transmit(me, ctx),
+            Node::Switch(s) => s.try_transmit(me, p, ctx),
+        }
+    }
+
+    /// A frame arrived on port `p` from the link.
+    pub fn receive(&mut self, me: NodeIdx, p: PortIdx, frame: Frame, ctx: &mut Ctx) {
+        match self {
+            Node::Host(h) => h.receive(me, frame, ctx),
+            Node::Switch(s) => s.receive(me, p, frame, ctx),
+        }
+    }
+
+    /// A PAUSE timer on port `p` may have run out.
+    pub fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, generation: u32, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let port = self.port_mut(p);
+        if generation != port.pause_generation || port.is_paused(now) {
+            return;
+        }
+        port.note_unpaused(now);
+        if let Node::Host(h) = self {
+            h.set_rate_limiters_paused(false, now);
+        }
+        self.try_transmit(me, p, ctx);
+    }
+
+    pub fn on_xoff_refresh(&mut self, me: NodeIdx, p: PortIdx, generation: u32, ctx: &mut Ctx) {
+        let quanta = match self {
+            Node::Host(h) => h.rx_pause_quanta(),
+            Node::Switch(s) => s.pause_quanta(),
+        };
+        if crate::flow_control::pause::refresh_xoff(
+            self.port_mut(p),
+            generation,
+            quanta,
+            (me, p),
+            ctx,
+        ) {
+            self.try_transmit(me, p, ctx);
+        }
+    }
+}
+
+/// Schedules the transmit-done event of a frame that just started.
+pub(crate) fn schedule_tx_done(
+    ctx: &mut Ctx,
+    done: crate::time::SimTime,
+    node: NodeIdx,
+    port: PortIdx,
+) {
+    ctx.q.schedule(done, EventKind::TxDone { node, port });
+}

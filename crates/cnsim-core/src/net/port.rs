@@ -1,0 +1,231 @@
+//! One direction of a link, seen from the sending node: its output queues (strict priority for
+//! control frames), the transmitter, PAUSE state, and the pipe that carries frames across the
+//! link to the peer. A frame leaves the queue when its transmission starts, crosses the pipe in
+//! `delay`, and is handed to the peer node.
+
+use std::collections::VecDeque;
+
+use crate::net::frame::Frame;
+use crate::time::{pause_quanta_time, serialization_time, SimTime};
+
+#[derive(Clone, Debug, Default)]
+pub struct PortStats {
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub data_tx_bytes: u64,
+    pub peak_queue_bytes: u64,
+    /// Integral of the data queue over time, in byte-picoseconds (for the mean queue).
+    pub queue_area: f64,
+    pub last_queue_change: SimTime,
+    pub dropped_frames: u64,
+    /// Time data was held by a PAUSE from the peer, and when the current pause started.
+    pub paused_total: SimTime,
+    pub paused_since: Option<SimTime>,
+}
+
+pub struct Port {
+    /// "node->peer": how this port appears in outputs.
+    pub name: String,
+    pub peer_node: u32,
+    pub peer_port: u16,
+    /// Physical rate: PAUSE quanta are 512 bit times at this rate.
+    pub line_rate_bps: f64,
+    /// Current service rate (a schedule may lower it below the line rate).
+    pub rate_bps: f64,
+    /// One-way delay to the peer's processing: propagation + delay line + peer latency.
+    pub delay: SimTime,
+    pub wire_overhead_bytes: u32,
+    pub ctrl_q: VecDeque<Frame>,
+    /// Output queue of a switch (hosts keep their data in VOQs instead).
+    pub data_q: VecDeque<Frame>,
+    pub data_bytes: u64,
+    pub sending: Option<Frame>,
+    pub pipe: VecDeque<(SimTime, Frame)>,
+    /// Data may not start before this time (PAUSE received from the peer).
+    pub paused_until: SimTime,
+    pub pause_generation: u32,
+    /// This node has told the peer to pause (XOFF outstanding).
+    pub xoff_sent: bool,
+    pub xoff_generation: u32,
+    pub stats: PortStats,
+}
+
+impl Port {
+    pub fn new(
+        name: String,
+        peer_node: u32,
+        peer_port: u16,
+        rate_bps: f64,
+        delay: SimTime,
+    ) -> Port {
+        Port {
+            name,
+            peer_node,
+            peer_port,
+            line_rate_bps: rate_bps,
+            rate_bps,
+            delay,
+            wire_overhead_bytes: 0,
+            ctrl_q: VecDeque::new(),
+            data_q: VecDeque::new(),
+            data_bytes: 0,
+            sending: None,
+            pipe: VecDeque::new(),
+            paused_until: SimTime::ZERO,
+            pause_generation: 0,
+            xoff_sent: false,
+            xoff_generation: 0,
+            stats: PortStats::default(),
+        }
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.sending.is_some()
+    }
+
+    pub fn is_paused(&self, now: SimTime) -> bool {
+        now < self.paused_until
+    }
+
+    /// Starts sending `frame`; returns when its last bit leaves.
+    pub fn begin_tx(&mut self, frame: Frame, now: SimTime) -> SimTime {
+        debug_assert!(self.sending.is_none(), "{}: transmitter busy", self.name);
+        let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
+        self.sending = Some(frame);
+        now + serialization_time(wire_bytes, self.rate_bps)
+    }
+
+    /// The current frame has left: it enters the pipe. Returns `Some(arrival)` when the pipe
+    /// was empty, i.e. the caller must schedule the pipe's next arrival.
+    pub fn end_tx(&mut self, now: SimTime) -> Option<SimTime> {
+        let frame = self.sending.take().expect("TxDone on an idle port");
+        self.stats.tx_frames += 1;
+        self.stats.tx_bytes += frame.bytes as u64;
+        if frame.is_data() {
+            self.stats.data_tx_bytes += frame.bytes as u64;
+        }
+        let arrival = now + self.delay;
+        let was_empty = self.pipe.is_empty();
+        self.pipe.push_back((arrival, frame));
+        was_empty.then_some(arrival)
+    }
+
+    /// Adds or removes `delta` bytes of data queue, keeping the peak and the time integral.
+    pub fn change_queue(&mut self, now: SimTime, added: bool, bytes: u64) {
+        let dt = (now - self.stats.last_queue_change).ps() as f64;
+        self.stats.queue_area += self.data_bytes as f64 * dt;
+        self.stats.last_queue_change = now;
+        if added {
+            self.data_bytes += bytes;
+            self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(self.data_bytes);
+        } else {
+            self.data_bytes -= bytes;
+        }
+    }
+
+    /// A PAUSE frame from the peer arrived. Returns the new expiry if data is now paused.
+    /// A new PAUSE replaces the running timer; quanta 0 (XON) resumes at once (802.3x 31B.3).
+    pub fn receive_pause(&mut self, quanta: u16, now: SimTime) -> Option<SimTime> {
+        self.pause_generation = self.pause_generation.wrapping_add(1);
+        if quanta == 0 {
+            self.paused_until = now;
+            self.note_unpaused(now);
+            return None;
+        }
+        self.paused_until = now + pause_quanta_time(quanta, self.line_rate_bps);
+        if self.stats.paused_since.is_none() {
+            self.stats.paused_since = Some(now);
+        }
+        Some(self.paused_until)
+    }
+
+    /// Closes the current paused interval (at XON or timer expiry).
+    pub fn note_unpaused(&mut self, now: SimTime) {
+        if let Some(since) = self.stats.paused_since.take() {
+            self.stats.paused_total += now - since;
+        }
+    }
+
+    /// Time paused so far, including a pause still running at `now`.
+    pub fn paused_time(&self, now: SimTime) -> SimTime {
+        let running = self
+            .stats
+            .paused_since
+            .map_or(SimTime::ZERO, |s| now.saturating_sub(s));
+        self.stats.paused_total + running
+    }
+
+    /// Data frames held here: queued, being sent, or on the wire.
+    pub fn data_frames_held(&self) -> u64 {
+        let sending = self.sending.is_some_and(|f| f.is_data()) as u64;
+        let piped = self.pipe.iter().filter(|(_, f)| f.is_data()).count() as u64;
+        self.data_q.len() as u64 + sending + piped
+    }
+
+    /// Mean data queue from time 0 to `now`, in bytes.
+    pub fn mean_queue_bytes(&self, now: SimTime) -> f64 {
+        if now.ps() == 0 {
+            return 0.0;
+        }
+        let dt = (now - self.stats.last_queue_change).ps() as f64;
+        (self.stats.queue_area + self.data_bytes as f64 * dt) / now.ps() as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::frame::Frame;
+
+    fn port() -> Port {
+        Port::new("a->b".into(), 1, 0, 10e9, SimTime::from_micros(1))
+    }
+
+    #[test]
+    fn frame_takes_serialisation_plus_delay() {
+        let mut p = port();
+        let done = p.begin_tx(Frame::data(0, 1, 1500, SimTime::ZERO), SimTime::ZERO);
+        assert_eq!(done, SimTime::from_nanos(1200));
+        assert_eq!(p.end_tx(done), Some(SimTime::from_nanos(2200)));
+        // A second frame behind it in the pipe needs no new arrival event.
+        p.begin_tx(Frame::data(0, 1, 1500, SimTime::ZERO), done);
+        assert_eq!(p.end_tx(SimTime::from_nanos(2400)), None);
+    }
+
+    #[test]
+    fn pause_quanta_and_xon() {
+        let mut p = port();
+        let t0 = SimTime::from_micros(10);
+        let until = p.receive_pause(1000, t0).unwrap();
+        // 1000 quanta x 512 bit times at 10 Gb/s = 51.2 us.
+        assert_eq!(until, t0 + SimTime::from_nanos(51_200));
+        assert!(p.is_paused(t0 + SimTime::from_micros(51)));
+        assert!(!p.is_paused(until));
+        // A new PAUSE replaces the timer; XON ends it at once.
+        let t1 = t0 + SimTime::from_micros(20);
+        assert_eq!(p.receive_pause(10, t1), Some(t1 + SimTime::from_nanos(512)));
+        assert_eq!(p.receive_pause(0, t1), None);
+        assert!(!p.is_paused(t1));
+        assert_eq!(p.paused_time(t1), SimTime::from_micros(20));
+    }
+
+    #[test]
+    fn scheduled_rate_is_used_but_quanta_use_line_rate() {
+        let mut p = port();
+        p.rate_bps = 2e9;
+        let done = p.begin_tx(Frame::data(0, 1, 1500, SimTime::ZERO), SimTime::ZERO);
+        assert_eq!(done, SimTime::from_micros(6));
+        assert_eq!(p.receive_pause(1, SimTime::ZERO), Some(SimTime(51_200)));
+    }
+
+    #[test]
+    fn queue_mean_and_peak() {
+        let mut p = port();
+        p.change_queue(SimTime::ZERO, true, 1000);
+        p.change_queue(SimTime::from_micros(1), true, 1000);
+        p.change_queue(SimTime::from_micros(2), false, 2000);
+        assert_eq!(p.stats.peak_queue_bytes, 2000);
+        // 1000 B for 1 us, 2000 B for 1 us, 0 for 2 us -> mean 750 B over 4 us.
+        assert!((p.mean_queue_bytes(SimTime::from_micros(4)) - 750.0).abs() < 1e-9);
+    }
+}

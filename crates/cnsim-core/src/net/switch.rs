@@ -1,0 +1,271 @@
+//! An output-queued Ethernet switch with a buffer model, static forwarding, PAUSE triggers and
+//! a congestion-point hook on each output queue.
+//!
+//! Buffer model (all limits optional, checked in this order, each drop counted at its place):
+//! memory partitioned per input port (`ingress`), shared memory (`shared`), per-output queue
+//! limit (`egress`). A frame is buffered from its arrival (after the switch latency) until its
+//! transmission starts. Control frames (PAUSE, CNM, BCN) bypass the buffer at strict priority.
+
+use crate::cc::CongestionPoint;
+use crate::engine::{NodeIdx, PortIdx};
+use crate::flow_control::pause::{hysteresis, set_xoff};
+use crate::net::frame::BcnKind;
+use crate::net::frame::{Frame, Payload};
+use crate::net::port::Port;
+use crate::net::{schedule_tx_done, Ctx};
+use crate::scenario::{PauseTrigger, SwitchPause};
+use crate::stats::{ControlKind, DropPlace};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BufferLimits {
+    pub shared_bytes: Option<u64>,
+    pub output_bytes: Option<u64>,
+    pub input_bytes: Option<u64>,
+}
+
+pub struct Switch {
+    pub name: String,
+    pub ports: Vec<Port>,
+    /// Output port towards each host (indexed by host id).
+    pub route: Vec<PortIdx>,
+    pub limits: BufferLimits,
+    pub memory_bytes: u64,
+    pub peak_memory_bytes: u64,
+    /// Bytes each input port has in the buffer.
+    pub ingress_bytes: Vec<u64>,
+    pub pause: Option<SwitchPause>,
+    global_over: bool,
+    ingress_over: Vec<bool>,
+    egress_over: Vec<bool>,
+    egress_over_count: u32,
+    /// Congestion point of each output queue (None: CP detection off or no scheme).
+    pub cps: Vec<Option<CongestionPoint>>,
+    pub dropped_frames: u64,
+}
+
+impl Switch {
+    pub fn new(name: String, limits: BufferLimits, pause: Option<SwitchPause>) -> Switch {
+        Switch {
+            name,
+            ports: Vec::new(),
+            route: Vec::new(),
+            limits,
+            memory_bytes: 0,
+            peak_memory_bytes: 0,
+            ingress_bytes: Vec::new(),
+            pause,
+            global_over: false,
+            ingress_over: Vec::new(),
+            egress_over: Vec::new(),
+            egress_over_count: 0,
+            cps: Vec::new(),
+            dropped_frames: 0,
+        }
+    }
+
+    /// Called once all ports are attached.
+    pub fn finish_ports(&mut self) {
+        let n = self.ports.len();
+        self.ingress_bytes = vec![0; n];
+        self.ingress_over = vec![false; n];
+        self.egress_over = vec![false; n];
+        self.cps.resize_with(n, || None);
+    }
+
+    pub fn pause_quanta(&self) -> u16 {
+        self.pause.as_ref().map_or(u16::MAX, |p| p.quanta)
+    }
+
+    pub fn receive(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
+        match frame.payload {
+            Payload::Data => self.on_data(me, in_port, frame, ctx),
+            Payload::Pause { quanta } => self.on_pause_frame(me, in_port, quanta, ctx),
+            Payload::Cnm { .. } | Payload::Bcn { .. } => {
+                let out = self.route[frame.dst as usize];
+                self.ports[out as usize].ctrl_q.push_back(frame);
+                self.try_transmit(me, out, ctx);
+            }
+        }
+    }
+
+    fn on_pause_frame(&mut self, me: NodeIdx, p: PortIdx, quanta: u16, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let port = &mut self.ports[p as usize];
+        if let Some(until) = port.receive_pause(quanta, now) {
+            let generation = port.pause_generation;
+            ctx.q.schedule(
+                until,
+                crate::engine::EventKind::PauseExpire {
+                    node: me,
+                    port: p,
+                    generation,
+                },
+            );
+        } else {
+            self.try_transmit(me, p, ctx);
+        }
+    }
+
+    fn admission_drop(&self, in_port: usize, out: usize, bytes: u64) -> Option<DropPlace> {
+        let over = |limit: Option<u64>, level: u64| limit.is_some_and(|l| level + bytes > l);
+        if over(self.limits.input_bytes, self.ingress_bytes[in_port]) {
+            Some(DropPlace::Ingress)
+        } else if over(self.limits.shared_bytes, self.memory_bytes) {
+            Some(DropPlace::Shared)
+        } else if over(self.limits.output_bytes, self.ports[out].data_bytes) {
+            Some(DropPlace::Egress)
+        } else {
+            None
+        }
+    }
+
+    fn on_data(&mut self, me: NodeIdx, in_port: PortIdx, mut frame: Frame, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let out = self.route[frame.dst as usize] as usize;
+        let bytes = frame.bytes as u64;
+        if let Some(place) = self.admission_drop(in_port as usize, out, bytes) {
+            ctx.counters.drop(place);
+            self.ports[out].stats.dropped_frames += 1;
+            self.dropped_frames += 1;
+            return;
+        }
+        frame.ingress = in_port;
+        self.memory_bytes += bytes;
+        self.peak_memory_bytes = self.peak_memory_bytes.max(self.memory_bytes);
+        self.ingress_bytes[in_port as usize] += bytes;
+        let port = &mut self.ports[out];
+        port.change_queue(now, true, bytes);
+        port.data_q.push_back(frame);
+        let queue_bytes = port.data_bytes;
+        if let Some(cp) = self.cps[out].as_mut() {
+            if let Some(msg) = cp.on_data_enqueue(queue_bytes, frame.bytes, frame.rl_tag) {
+                self.send_feedback(me, &frame, msg, ctx);
+            }
+        }
+        self.update_pause(me, in_port as usize, out, ctx);
+        self.try_transmit(me, out as PortIdx, ctx);
+    }
+
+    /// Sends a congestion message about `sampled` back to its source at control priority.
+    fn send_feedback(&mut self, me: NodeIdx, sampled: &Frame, msg: Payload, ctx: &mut Ctx) {
+        let bytes = ctx.control_bytes;
+        let kind = match msg {
+            Payload::Cnm { .. } => ControlKind::Cnm,
+            Payload::Bcn {
+                kind: BcnKind::ZeroZero,
+                ..
+            } => ControlKind::Bcn00,
+            Payload::Bcn {
+                kind: BcnKind::Max, ..
+            } => ControlKind::BcnMax,
+            Payload::Bcn { fb, .. } if fb > 0.0 => ControlKind::BcnPositive,
+            _ => ControlKind::BcnNegative,
+        };
+        ctx.counters.control(kind, bytes);
+        let cnm = Frame::control(
+            msg,
+            sampled.src,
+            sampled.src,
+            sampled.flow,
+            bytes,
+            ctx.q.now(),
+        );
+        let back = self.route[sampled.src as usize];
+        self.ports[back as usize].ctrl_q.push_back(cnm);
+        self.try_transmit(me, back, ctx);
+    }
+
+    pub fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let port = &mut self.ports[p as usize];
+        if port.is_busy() {
+            return;
+        }
+        if let Some(ctrl) = port.ctrl_q.pop_front() {
+            let done = port.begin_tx(ctrl, now);
+            schedule_tx_done(ctx, done, me, p);
+            return;
+        }
+        if port.is_paused(now) {
+            return;
+        }
+        let Some(frame) = port.data_q.pop_front() else {
+            return;
+        };
+        let bytes = frame.bytes as u64;
+        let done = port.begin_tx(frame, now);
+        port.change_queue(now, false, bytes);
+        schedule_tx_done(ctx, done, me, p);
+        self.memory_bytes -= bytes;
+        self.ingress_bytes[frame.ingress as usize] -= bytes;
+        self.update_pause(me, frame.ingress as usize, p as usize, ctx);
+    }
+
+    /// Re-evaluates the pause conditions that a change at (input, output) may have flipped, and
+    /// sends XOFF/XON where a port's desired state changed.
+    fn update_pause(&mut self, me: NodeIdx, input: usize, output: usize, ctx: &mut Ctx) {
+        let Some(cfg) = self.pause.clone() else {
+            return;
+        };
+        let (xoff, xon) = (cfg.xoff_bytes as u64, cfg.xon_bytes as u64);
+        match cfg.trigger {
+            PauseTrigger::Global => {
+                let over = hysteresis(self.global_over, self.memory_bytes, xoff, xon);
+                if over != self.global_over {
+                    self.global_over = over;
+                    self.reconcile_all(me, ctx);
+                }
+            }
+            PauseTrigger::Ingress => {
+                let over = hysteresis(
+                    self.ingress_over[input],
+                    self.ingress_bytes[input],
+                    xoff,
+                    xon,
+                );
+                if over != self.ingress_over[input] {
+                    self.ingress_over[input] = over;
+                    self.reconcile(me, input, ctx);
+                }
+            }
+            PauseTrigger::Egress => {
+                let level = self.ports[output].data_bytes;
+                let over = hysteresis(self.egress_over[output], level, xoff, xon);
+                if over != self.egress_over[output] {
+                    self.egress_over[output] = over;
+                    if over {
+                        self.egress_over_count += 1;
+                    } else {
+                        self.egress_over_count -= 1;
+                    }
+                    self.reconcile_all(me, ctx);
+                }
+            }
+        }
+    }
+
+    /// Should the peer on port `p` be paused? Global: all inputs; ingress: that input; egress:
+    /// every port but the congested output itself.
+    fn wants_pause(&self, p: usize) -> bool {
+        let others_congested = self.egress_over_count - self.egress_over[p] as u32;
+        self.global_over || self.ingress_over[p] || others_congested > 0
+    }
+
+    fn reconcile_all(&mut self, me: NodeIdx, ctx: &mut Ctx) {
+        for p in 0..self.ports.len() {
+            self.reconcile(me, p, ctx);
+        }
+    }
+
+    fn reconcile(&mut self, me: NodeIdx, p: usize, ctx: &mut Ctx) {
+        let want = self.wants_pause(p);
+        let quanta = self.pause_quanta();
+        if set_xoff(&mut self.ports[p], want, quanta, (me, p as PortIdx), ctx) {
+            self.try_transmit(me, p as PortIdx, ctx);
+        }
+    }
+
+    pub fn data_frames_held(&self) -> u64 {
+        self.ports.iter().map(Port::data_frames_held).sum()
+    }
+}

@@ -1,0 +1,409 @@
+//! The scenario: one serde model, the only definition of cnsim's input format.
+//!
+//! A scenario is TOML. Unknown keys are errors (`deny_unknown_fields`), every error names the
+//! path of the field (`traffic[2].load: must be in (0, 1] (got 1.5)`), and the resolved scenario
+//! (defaults filled in) is written next to every result so a run can always be repeated.
+
+mod overrides;
+mod validate;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cc::bcn::BcnParams;
+use crate::cc::qcn::QcnParams;
+use crate::error::ConfigError;
+
+pub use overrides::apply_override;
+
+/// Pause duration sent with XOFF by default: the maximum, 65535 quanta (3.36 ms at 10 Gb/s).
+pub const DEFAULT_XOFF_QUANTA: u16 = u16::MAX;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time to run.
+    pub duration_s: f64,
+    pub hosts: Vec<HostSpec>,
+    #[serde(default)]
+    pub switches: Vec<SwitchSpec>,
+    pub links: Vec<LinkSpec>,
+    #[serde(default)]
+    pub traffic: Vec<TrafficSpec>,
+    #[serde(default)]
+    pub congestion: CongestionSpec,
+    #[serde(default)]
+    pub report: ReportSpec,
+    /// Model options that apply everywhere.
+    #[serde(default)]
+    pub model: ModelSpec,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// Control frames (PAUSE, CNM, BCN) always overtake data in every output queue (strict
+/// priority), and are never paused or dropped.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelSpec {
+    /// Bytes of preamble + inter-frame gap added to each frame on the wire (0 in the seeds).
+    pub wire_overhead_bytes: u32,
+    /// Size of PAUSE, CNM and BCN frames.
+    pub control_frame_bytes: u32,
+}
+
+impl Default for ModelSpec {
+    fn default() -> Self {
+        ModelSpec {
+            wire_overhead_bytes: 0,
+            control_frame_bytes: 64,
+        }
+    }
+}
+
+/// A point where a service rate changes (a link direction or a host's receiver).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    pub at_s: f64,
+    pub rate_bps: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub name: String,
+    /// Transmit buffer shared by all of the host's per-destination queues (VOQs) and rate
+    /// limiter queues; a frame that does not fit is dropped at the source. None = infinite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_buffer_bytes: Option<f64>,
+    /// Receive (service) rate of the sink. None = it absorbs frames as fast as they arrive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_rate_bps: Option<f64>,
+    /// Changes of the receive rate over time (an output-generated hotspot).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rx_schedule: Vec<RateStep>,
+    /// Receive buffer; frames beyond it are dropped (place `rx`). None = infinite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_buffer_bytes: Option<f64>,
+    /// PAUSE the upstream switch when the receive buffer passes these watermarks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_pause: Option<Watermarks>,
+    /// Endpoint response time: added to every frame the host receives.
+    #[serde(default)]
+    pub response_delay_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Watermarks {
+    /// Send XOFF when the watched byte count rises above this.
+    pub xoff_bytes: f64,
+    /// Send XON when it falls below this.
+    pub xon_bytes: f64,
+    /// pause_time carried by XOFF, in quanta of 512 bit times.
+    #[serde(default = "default_quanta")]
+    pub quanta: u16,
+}
+
+fn default_quanta() -> u16 {
+    DEFAULT_XOFF_QUANTA
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseTrigger {
+    /// Total switch memory (seed 000): pause every input.
+    Global,
+    /// Bytes each input port holds in the buffer (seeds 001, 003): pause that input.
+    Ingress,
+    /// Bytes in an output queue (seed 004): pause every other port.
+    Egress,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchPause {
+    pub trigger: PauseTrigger,
+    pub xoff_bytes: f64,
+    pub xon_bytes: f64,
+    #[serde(default = "default_quanta")]
+    pub quanta: u16,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    pub name: String,
+    /// Forwarding latency, applied to every frame arriving at the switch before it is buffered.
+    #[serde(default)]
+    pub latency_s: f64,
+    /// Total shared memory (all queues). None = infinite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_buffer_bytes: Option<f64>,
+    /// Limit per output queue. None = no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_buffer_bytes: Option<f64>,
+    /// Memory partitioned per input port (seed 003). None = not partitioned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_buffer_bytes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause: Option<SwitchPause>,
+    /// Congestion detection (QCN/BCN congestion points) on this switch's output queues.
+    #[serde(default = "yes")]
+    pub cp: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// The two nodes (host or switch names) the link joins.
+    pub ends: [String; 2],
+    pub rate_bps: f64,
+    /// One-way propagation delay.
+    #[serde(default)]
+    pub delay_s: f64,
+    /// Extra one-way delay of a delay line (seed 004: 100 us each way = 200 us round trip).
+    #[serde(default)]
+    pub delay_line_s: f64,
+    /// Rate changes of one direction of the link (`from` = the sending end).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<LinkRateStep>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkRateStep {
+    pub from: String,
+    pub at_s: f64,
+    pub rate_bps: f64,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TrafficKind {
+    /// A frame arrives at each frame slot of the line rate with probability `load`.
+    Bernoulli,
+    /// Constant bit rate `rate_bps`.
+    Cbr,
+    /// Always backlogged (saturating UDP): sends whenever the NIC and its limiter allow.
+    Saturate,
+}
+
+/// Where a source's frames go: one host, "uniform" over all others, or a list (uniform over it).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum DstSpec {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficSpec {
+    pub kind: TrafficKind,
+    /// The sending hosts; each gets its own source with its own random stream.
+    pub hosts: Vec<String>,
+    pub dst: DstSpec,
+    /// Offered load as a fraction of the host's line rate (bernoulli).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Rate (cbr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_bps: Option<f64>,
+    #[serde(default = "default_frame_bytes")]
+    pub frame_bytes: u32,
+    #[serde(default)]
+    pub start_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+}
+
+fn default_frame_bytes() -> u32 {
+    1500
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheme {
+    #[default]
+    None,
+    Qcn,
+    Bcn,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CongestionSpec {
+    #[serde(default)]
+    pub scheme: Scheme,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qcn: Option<QcnParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bcn: Option<BcnParams>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportSpec {
+    /// Interval of the periodic probes (throughput, queues, rates).
+    pub probe_interval_s: f64,
+    /// Window over which per-source throughput, drops and fairness are counted exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoverySpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plots: Vec<PlotSpec>,
+}
+
+impl Default for ReportSpec {
+    fn default() -> Self {
+        ReportSpec {
+            probe_interval_s: 1e-3,
+            window_s: None,
+            recovery: None,
+            plots: Vec::new(),
+        }
+    }
+}
+
+/// Recovery time (seed 004): computed by the Python analysis from the probes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecoverySpec {
+    /// When the capacity returns (the end of the rate drop).
+    pub after_s: f64,
+    /// The capacity the aggregate throughput should get back to.
+    pub capacity_bps: f64,
+    #[serde(default = "default_recovery_metric")]
+    pub metric: String,
+    /// Entity globs summed into the aggregate; empty = all.
+    #[serde(default)]
+    pub entities: Vec<String>,
+    /// Relative band around the capacity that counts as recovered.
+    #[serde(default = "default_band")]
+    pub band: f64,
+    /// How long the aggregate must stay in the band. None = 3 probe intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_s: Option<f64>,
+}
+
+fn default_recovery_metric() -> String {
+    "host_tx_bps".into()
+}
+
+fn default_band() -> f64 {
+    0.05
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PlotKind {
+    #[default]
+    Timeseries,
+    Bar,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregate {
+    #[default]
+    None,
+    Sum,
+}
+
+/// A figure the Python side draws from the probes (or the summary, for bars).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    pub name: String,
+    #[serde(default)]
+    pub kind: PlotKind,
+    pub metric: String,
+    #[serde(default)]
+    pub entities: Vec<String>,
+    #[serde(default)]
+    pub aggregate: Aggregate,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xlim_s: Option<[f64; 2]>,
+}
+
+/// Probe metric names (the `metric` column of the time series).
+pub const METRICS: &[&str] = &[
+    "host_offered_bps",
+    "host_tx_bps",
+    "host_rx_bps",
+    "port_tx_bps",
+    "queue_bytes",
+    "switch_memory_bytes",
+    "rx_queue_bytes",
+    "nic_queue_bytes",
+    "paused_frac",
+    "dropped_frames",
+    "rp_rate_bps",
+    "rp_target_bps",
+    "cp_fb",
+    "cp_messages",
+];
+
+impl Scenario {
+    /// Parses TOML text, applies `--set path=value` overrides, fills defaults and validates.
+    pub fn from_toml(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ConfigError> {
+        let mut value: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Syntax(e.message().to_string()))?;
+        for (path, v) in overrides {
+            apply_override(&mut value, path, v)?;
+        }
+        let mut scenario: Scenario = deserialize_with_path(value)?;
+        scenario.fill_defaults();
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// The resolved scenario as TOML (what `scenario.toml` in the output holds).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a validated scenario always serialises")
+    }
+
+    /// Scheme parameter tables are filled with their defaults when the scheme is selected, so
+    /// the resolved scenario shows every constant that ran.
+    fn fill_defaults(&mut self) {
+        match self.congestion.scheme {
+            Scheme::Qcn if self.congestion.qcn.is_none() => {
+                self.congestion.qcn = Some(QcnParams::default())
+            }
+            Scheme::Bcn if self.congestion.bcn.is_none() => {
+                self.congestion.bcn = Some(BcnParams::default())
+            }
+            _ => {}
+        }
+    }
+}
+
+fn deserialize_with_path(value: toml::Table) -> Result<Scenario, ConfigError> {
+    let de = toml::Value::Table(value);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.message().to_string();
+        let path = if path == "." { "scenario".into() } else { path };
+        ConfigError::field(path, msg)
+    })
+}
+
+#[cfg(test)]
+mod tests;

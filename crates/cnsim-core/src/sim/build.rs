@@ -1,0 +1,309 @@
+//! Builds a runnable network from a validated scenario: nodes and ports, routes, congestion
+//! points, sources and scheduled rate changes.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::cc::{CongestionPoint, Scheme};
+use crate::error::ConfigError;
+use crate::net::host::Host;
+use crate::net::port::Port;
+use crate::net::switch::{BufferLimits, Switch};
+use crate::net::Node;
+use crate::rng::{stream, StreamKind};
+use crate::scenario::{self, DstSpec, Scenario, TrafficKind};
+use crate::time::{serialization_time, SimTime};
+use crate::traffic::{Destinations, Pattern, Source};
+
+/// What a scheduled rate change applies to.
+#[derive(Clone, Copy, Debug)]
+pub enum RateTarget {
+    Port { node: u32, port: u16 },
+    Receiver { node: u32 },
+}
+
+pub struct Built {
+    pub nodes: Vec<Node>,
+    pub sources: Vec<Source>,
+    pub rate_changes: Vec<(SimTime, RateTarget, f64)>,
+    pub scheme: Scheme,
+}
+
+fn bytes(v: Option<f64>) -> Option<u64> {
+    v.map(|b| b.round() as u64)
+}
+
+pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
+    let n_hosts = sc.hosts.len();
+    let index: HashMap<&str, u32> = sc
+        .hosts
+        .iter()
+        .map(|h| h.name.as_str())
+        .chain(sc.switches.iter().map(|s| s.name.as_str()))
+        .enumerate()
+        .map(|(i, n)| (n, i as u32))
+        .collect();
+    let scheme = match sc.congestion.scheme {
+        scenario::Scheme::None => Scheme::None,
+        scenario::Scheme::Qcn => Scheme::Qcn(sc.congestion.qcn.clone().unwrap_or_default()),
+        scenario::Scheme::Bcn => Scheme::Bcn(sc.congestion.bcn.clone().unwrap_or_default()),
+    };
+    let mut ports: Vec<Vec<Port>> = (0..n_hosts + sc.switches.len())
+        .map(|_| Vec::new())
+        .collect();
+    let mut rate_changes = Vec::new();
+    for link in &sc.links {
+        attach_link(sc, link, &index, &mut ports, &mut rate_changes);
+    }
+    let mut nodes = Vec::with_capacity(ports.len());
+    let mut port_iter = ports.into_iter();
+    for (i, h) in sc.hosts.iter().enumerate() {
+        let port = port_iter.next().expect("one port list per node").remove(0);
+        let mut host = Host::new(
+            i as u32,
+            h.name.clone(),
+            port,
+            n_hosts,
+            stream(sc.seed, StreamKind::ReactionPoint, i as u64),
+        );
+        host.nic_limit_bytes = bytes(h.nic_buffer_bytes);
+        host.rx.rate_bps = h.rx_rate_bps;
+        host.rx.limit_bytes = bytes(h.rx_buffer_bytes);
+        host.rx.pause = h.rx_pause.clone();
+        for step in &h.rx_schedule {
+            rate_changes.push((
+                SimTime::from_secs_f64(step.at_s),
+                RateTarget::Receiver { node: i as u32 },
+                step.rate_bps,
+            ));
+        }
+        nodes.push(Node::Host(Box::new(host)));
+    }
+    let mut cpid = 0u32;
+    for s in &sc.switches {
+        let limits = BufferLimits {
+            shared_bytes: bytes(s.shared_buffer_bytes),
+            output_bytes: bytes(s.output_buffer_bytes),
+            input_bytes: bytes(s.input_buffer_bytes),
+        };
+        let mut sw = Switch::new(s.name.clone(), limits, s.pause.clone());
+        sw.ports = port_iter.next().expect("one port list per node");
+        sw.finish_ports();
+        if s.cp {
+            for cp in sw.cps.iter_mut() {
+                *cp = CongestionPoint::new(
+                    &scheme,
+                    cpid,
+                    stream(sc.seed, StreamKind::CongestionPoint, cpid as u64),
+                );
+                cpid += 1;
+            }
+        }
+        nodes.push(Node::Switch(Box::new(sw)));
+    }
+    compute_routes(&mut nodes, n_hosts);
+    let sources = build_sources(sc, &index, &nodes)?;
+    rate_changes.sort_by_key(|(t, _, _)| *t);
+    Ok(Built {
+        nodes,
+        sources,
+        rate_changes,
+        scheme,
+    })
+}
+
+fn ingress_latency(sc: &Scenario, node: &str) -> f64 {
+    sc.switches
+        .iter()
+        .find(|s| s.name == node)
+        .map(|s| s.latency_s)
+        .or_else(|| {
+            sc.hosts
+                .iter()
+                .find(|h| h.name == node)
+                .map(|h| h.response_delay_s)
+        })
+        .unwrap_or(0.0)
+}
+
+fn attach_link(
+    sc: &Scenario,
+    link: &scenario::LinkSpec,
+    index: &HashMap<&str, u32>,
+    ports: &mut [Vec<Port>],
+    rate_changes: &mut Vec<(SimTime, RateTarget, f64)>,
+) {
+    let [a, b] = [&link.ends[0], &link.ends[1]];
+    let (ia, ib) = (index[a.as_str()], index[b.as_str()]);
+    let (pa, pb) = (
+        ports[ia as usize].len() as u16,
+        ports[ib as usize].len() as u16,
+    );
+    for (from, to, i_from, i_to, p_to) in [(a, b, ia, ib, pb), (b, a, ib, ia, pa)] {
+        let delay =
+            SimTime::from_secs_f64(link.delay_s + link.delay_line_s + ingress_latency(sc, to));
+        let mut port = Port::new(format!("{from}->{to}"), i_to, p_to, link.rate_bps, delay);
+        port.wire_overhead_bytes = sc.model.wire_overhead_bytes;
+        let p_from = ports[i_from as usize].len() as u16;
+        ports[i_from as usize].push(port);
+        for step in link.schedule.iter().filter(|s| &s.from == from) {
+            let target = RateTarget::Port {
+                node: i_from,
+                port: p_from,
+            };
+            rate_changes.push((SimTime::from_secs_f64(step.at_s), target, step.rate_bps));
+        }
+    }
+}
+
+/// Static shortest-path forwarding: BFS from each host over switches (hosts do not forward);
+/// ties go to the lowest port index, so routes are deterministic.
+fn compute_routes(nodes: &mut [Node], n_hosts: usize) {
+    let n = nodes.len();
+    let neighbours: Vec<Vec<u32>> = nodes
+        .iter()
+        .map(|nd| nd.ports().iter().map(|p| p.peer_node).collect())
+        .collect();
+    for h in 0..n_hosts {
+        let mut dist = vec![u32::MAX; n];
+        dist[h] = 0;
+        let mut queue = VecDeque::from([h as u32]);
+        while let Some(u) = queue.pop_front() {
+            if u as usize != h && (u as usize) < n_hosts {
+                continue;
+            }
+            for &v in &neighbours[u as usize] {
+                if dist[v as usize] == u32::MAX {
+                    dist[v as usize] = dist[u as usize] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        for (s, node) in nodes.iter_mut().enumerate().skip(n_hosts) {
+            let Node::Switch(sw) = node else { continue };
+            if sw.route.len() < n_hosts {
+                sw.route.resize(n_hosts, u16::MAX);
+            }
+            if dist[s] == u32::MAX {
+                continue;
+            }
+            sw.route[h] = neighbours[s]
+                .iter()
+                .position(|&v| dist[v as usize] == dist[s] - 1)
+                .map_or(u16::MAX, |p| p as u16);
+        }
+    }
+}
+
+/// True if frames from host `src` can reach host `dst`.
+fn reachable(nodes: &[Node], src: u32, dst: u32) -> bool {
+    let mut at = nodes[src as usize].ports()[0].peer_node;
+    for _ in 0..nodes.len() {
+        if at == dst {
+            return true;
+        }
+        let Node::Switch(sw) = &nodes[at as usize] else {
+            return false;
+        };
+        let p = sw.route[dst as usize];
+        if p == u16::MAX {
+            return false;
+        }
+        at = sw.ports[p as usize].peer_node;
+    }
+    false
+}
+
+fn build_sources(
+    sc: &Scenario,
+    index: &HashMap<&str, u32>,
+    nodes: &[Node],
+) -> Result<Vec<Source>, ConfigError> {
+    let mut sources = Vec::new();
+    for (ti, t) in sc.traffic.iter().enumerate() {
+        for host_name in &t.hosts {
+            let host = index[host_name.as_str()];
+            let candidates: Vec<u32> = match &t.dst {
+                DstSpec::One(d) if d == "uniform" => {
+                    (0..sc.hosts.len() as u32).filter(|&h| h != host).collect()
+                }
+                DstSpec::One(d) => vec![index[d.as_str()]],
+                DstSpec::Many(list) => list
+                    .iter()
+                    .map(|d| index[d.as_str()])
+                    .filter(|&h| h != host)
+                    .collect(),
+            };
+            if candidates.is_empty() {
+                return Err(ConfigError::field(
+                    format!("traffic[{ti}].dst"),
+                    format!("host '{host_name}' has no destination other than itself"),
+                ));
+            }
+            if let Some(&d) = candidates.iter().find(|&&d| !reachable(nodes, host, d)) {
+                return Err(ConfigError::field(
+                    format!("traffic[{ti}].dst"),
+                    format!(
+                        "no route from '{host_name}' to '{}'",
+                        sc.hosts[d as usize].name
+                    ),
+                ));
+            }
+            if t.kind == TrafficKind::Saturate && candidates.len() != 1 {
+                return Err(ConfigError::field(
+                    format!("traffic[{ti}].dst"),
+                    "a saturating source needs exactly one destination",
+                ));
+            }
+            let dst = if candidates.len() == 1 {
+                Destinations::Fixed(candidates[0])
+            } else {
+                Destinations::UniformOver(candidates)
+            };
+            let rng = stream(sc.seed, StreamKind::Traffic, sources.len() as u64);
+            let line_rate = nodes[host as usize].ports()[0].line_rate_bps;
+            let start = SimTime::from_secs_f64(t.start_s);
+            let stop = t.stop_s.map_or(SimTime::MAX, SimTime::from_secs_f64);
+            let source = match t.kind {
+                TrafficKind::Bernoulli => Source::bernoulli(
+                    host,
+                    host,
+                    dst,
+                    t.load.expect("validated"),
+                    line_rate,
+                    t.frame_bytes,
+                    start,
+                    stop,
+                    rng,
+                ),
+                TrafficKind::Cbr => {
+                    let interval =
+                        serialization_time(t.frame_bytes as u64, t.rate_bps.expect("validated"));
+                    Source {
+                        host,
+                        node: host,
+                        dst,
+                        pattern: Pattern::Cbr { interval },
+                        frame_bytes: t.frame_bytes,
+                        start,
+                        stop,
+                        rng,
+                        active: false,
+                    }
+                }
+                TrafficKind::Saturate => Source {
+                    host,
+                    node: host,
+                    dst,
+                    pattern: Pattern::Saturate,
+                    frame_bytes: t.frame_bytes,
+                    start,
+                    stop,
+                    rng,
+                    active: false,
+                },
+            };
+            sources.push(source);
+        }
+    }
+    Ok(sources)
+}

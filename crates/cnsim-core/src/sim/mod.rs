@@ -1,0 +1,278 @@
+//! The simulation: owns the event queue and the elements, dispatches each event to the element
+//! it concerns, and hands frames across links. It knows no protocol.
+
+mod build;
+mod probe;
+
+use std::time::Instant;
+
+use crate::cc::Scheme;
+use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
+use crate::error::ConfigError;
+use crate::net::frame::Frame;
+use crate::net::{Ctx, Node};
+use crate::report::{Report, WindowCounters};
+use crate::scenario::Scenario;
+use crate::stats::{Counters, HostCounters, Recorder};
+use crate::time::SimTime;
+use crate::traffic::{Pattern, Source};
+pub use build::RateTarget;
+
+/// How often (in events) the progress callback is called.
+const PROGRESS_EVERY_EVENTS: u64 = 1 << 20;
+
+pub struct Simulation {
+    pub scenario: Scenario,
+    pub q: EventQueue,
+    pub nodes: Vec<Node>,
+    pub sources: Vec<Source>,
+    pub rate_changes: Vec<(SimTime, RateTarget, f64)>,
+    pub scheme: Scheme,
+    pub counters: Counters,
+    pub recorder: Recorder,
+    pub end: SimTime,
+    probe_interval: SimTime,
+    probe_state: probe::ProbeState,
+    window_marks: [Option<Vec<HostCounters>>; 2],
+    control_bytes: u32,
+}
+
+impl Simulation {
+    pub fn new(scenario: Scenario) -> Result<Simulation, ConfigError> {
+        let built = build::build(&scenario)?;
+        let end = SimTime::from_secs_f64(scenario.duration_s);
+        let probe_interval = SimTime::from_secs_f64(scenario.report.probe_interval_s);
+        let mut sim = Simulation {
+            control_bytes: scenario.model.control_frame_bytes,
+            q: EventQueue::new(),
+            nodes: built.nodes,
+            sources: built.sources,
+            rate_changes: built.rate_changes,
+            scheme: built.scheme,
+            counters: Counters::default(),
+            recorder: Recorder::new(),
+            end,
+            probe_interval,
+            probe_state: probe::ProbeState::default(),
+            window_marks: [None, None],
+            scenario,
+        };
+        sim.schedule_initial_events();
+        Ok(sim)
+    }
+
+    fn schedule_initial_events(&mut self) {
+        for i in 0..self.sources.len() {
+            let t = self.sources[i].first_arrival();
+            if t < self.sources[i].stop {
+                self.q.schedule(t, EventKind::SourceArrival(i as u32));
+            }
+        }
+        for (i, (t, _, _)) in self.rate_changes.iter().enumerate() {
+            self.q.schedule(*t, EventKind::RateChange(i as u32));
+        }
+        if let Some([a, b]) = self.scenario.report.window_s {
+            self.q
+                .schedule(SimTime::from_secs_f64(a), EventKind::WindowMark(0));
+            self.q
+                .schedule(SimTime::from_secs_f64(b), EventKind::WindowMark(1));
+        }
+        self.probe_state = probe::ProbeState::new(&self.nodes, &mut self.recorder);
+        self.q.schedule(self.probe_interval, EventKind::Probe);
+    }
+
+    /// Runs to the end time and returns the report. `progress` gets the simulated fraction done.
+    pub fn run(mut self, progress: &mut dyn FnMut(f64)) -> Report {
+        let wall = Instant::now();
+        let end = self.end;
+        while let Some(ev) = self.q.pop_until(end) {
+            self.dispatch(ev);
+            if self.q.processed().is_multiple_of(PROGRESS_EVERY_EVENTS) {
+                progress(self.q.now().as_secs_f64() / end.as_secs_f64());
+            }
+        }
+        progress(1.0);
+        let wall_time_s = wall.elapsed().as_secs_f64();
+        let window = self.window_counters();
+        Report::new(&self, wall_time_s, window)
+    }
+
+    fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
+        (
+            &mut self.nodes,
+            Ctx {
+                q: &mut self.q,
+                counters: &mut self.counters,
+                scheme: &self.scheme,
+                control_bytes: self.control_bytes,
+            },
+        )
+    }
+
+    fn dispatch(&mut self, ev: EventKind) {
+        match ev {
+            EventKind::TxDone { node, port } => self.on_tx_done(node, port),
+            EventKind::Arrive { node, port } => self.on_arrive(node, port),
+            EventKind::PauseExpire {
+                node,
+                port,
+                generation,
+            } => {
+                let (nodes, mut ctx) = self.ctx();
+                nodes[node as usize].on_pause_expire(node, port, generation, &mut ctx);
+            }
+            EventKind::XoffRefresh {
+                node,
+                port,
+                generation,
+            } => {
+                let (nodes, mut ctx) = self.ctx();
+                nodes[node as usize].on_xoff_refresh(node, port, generation, &mut ctx);
+            }
+            EventKind::SourceArrival(s) => self.on_source(s as usize),
+            EventKind::HostWake { node, generation } => {
+                let (nodes, mut ctx) = self.ctx();
+                if let Node::Host(h) = &mut nodes[node as usize] {
+                    h.on_wake(node, generation, &mut ctx);
+                }
+            }
+            EventKind::RxDone(node) => {
+                let (nodes, mut ctx) = self.ctx();
+                if let Node::Host(h) = &mut nodes[node as usize] {
+                    h.on_rx_done(node, &mut ctx);
+                }
+            }
+            EventKind::RpTimer {
+                node,
+                dst,
+                generation,
+            } => {
+                let (nodes, mut ctx) = self.ctx();
+                if let Node::Host(h) = &mut nodes[node as usize] {
+                    h.on_rp_timer(node, dst, generation, &mut ctx);
+                }
+            }
+            EventKind::RateChange(i) => self.on_rate_change(i as usize),
+            EventKind::Probe => self.on_probe(),
+            EventKind::WindowMark(which) => {
+                self.window_marks[which as usize] = Some(self.host_counters());
+            }
+        }
+    }
+
+    fn on_tx_done(&mut self, node: NodeIdx, port: PortIdx) {
+        let (nodes, mut ctx) = self.ctx();
+        let n = &mut nodes[node as usize];
+        if let Some(arrival) = n.port_mut(port).end_tx(ctx.q.now()) {
+            ctx.q.schedule(arrival, EventKind::Arrive { node, port });
+        }
+        ctx.counters.frame_hops += 1;
+        n.try_transmit(node, port, &mut ctx);
+    }
+
+    /// The head of `node`'s pipe on `port` reaches the peer.
+    fn on_arrive(&mut self, node: NodeIdx, port: PortIdx) {
+        let (nodes, mut ctx) = self.ctx();
+        let p = nodes[node as usize].port_mut(port);
+        let (_, frame) = p.pipe.pop_front().expect("Arrive on an empty pipe");
+        if let Some(&(next, _)) = p.pipe.front() {
+            ctx.q.schedule(next, EventKind::Arrive { node, port });
+        }
+        let (peer, peer_port) = (p.peer_node, p.peer_port);
+        nodes[peer as usize].receive(peer, peer_port, frame, &mut ctx);
+    }
+
+    fn on_source(&mut self, s: usize) {
+        let now = self.q.now();
+        let src = &mut self.sources[s];
+        let node = src.node;
+        if matches!(src.pattern, Pattern::Saturate) {
+            let on = !src.active && now < src.stop;
+            src.active = on;
+            let dst = src.pick_destination();
+            let bytes = on.then_some(src.frame_bytes);
+            if on && src.stop < SimTime::MAX {
+                self.q
+                    .schedule(src.stop, EventKind::SourceArrival(s as u32));
+            }
+            let (nodes, mut ctx) = self.ctx();
+            if let Node::Host(h) = &mut nodes[node as usize] {
+                h.set_saturating(node, dst, bytes, &mut ctx);
+            }
+            return;
+        }
+        let frame = Frame::data(src.host, src.pick_destination(), src.frame_bytes, now);
+        let next = src.next_arrival(now);
+        if next < src.stop {
+            self.q.schedule(next, EventKind::SourceArrival(s as u32));
+        }
+        let (nodes, mut ctx) = self.ctx();
+        if let Node::Host(h) = &mut nodes[node as usize] {
+            h.enqueue_generated(node, frame, &mut ctx);
+        }
+    }
+
+    fn on_rate_change(&mut self, i: usize) {
+        let (_, target, rate) = self.rate_changes[i];
+        let (nodes, mut ctx) = self.ctx();
+        match target {
+            RateTarget::Port { node, port } => {
+                nodes[node as usize].port_mut(port).rate_bps = rate;
+                nodes[node as usize].try_transmit(node, port, &mut ctx);
+            }
+            RateTarget::Receiver { node } => {
+                if let Node::Host(h) = &mut nodes[node as usize] {
+                    h.rx.rate_bps = Some(rate);
+                }
+            }
+        }
+    }
+
+    fn on_probe(&mut self) {
+        let now = self.q.now();
+        probe::sample(
+            &mut self.probe_state,
+            &mut self.nodes,
+            &mut self.recorder,
+            now,
+            self.probe_interval,
+        );
+        if now + self.probe_interval <= self.end {
+            self.q.schedule(now + self.probe_interval, EventKind::Probe);
+        }
+    }
+
+    pub fn host_counters(&self) -> Vec<HostCounters> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Host(h) => Some(h.counters),
+                Node::Switch(_) => None,
+            })
+            .collect()
+    }
+
+    fn window_counters(&self) -> Option<WindowCounters> {
+        let [a, b] = self.scenario.report.window_s?;
+        let start = self.window_marks[0].clone()?;
+        let end = self.window_marks[1]
+            .clone()
+            .unwrap_or_else(|| self.host_counters());
+        Some(WindowCounters {
+            start_s: a,
+            end_s: b,
+            per_host: end.iter().zip(&start).map(|(e, s)| e.minus(s)).collect(),
+        })
+    }
+
+    /// Data frames inside the network (queues, transmitters, links, receivers) right now.
+    pub fn data_frames_in_flight(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| match n {
+                Node::Host(h) => h.data_frames_held(),
+                Node::Switch(s) => s.data_frames_held(),
+            })
+            .sum()
+    }
+}

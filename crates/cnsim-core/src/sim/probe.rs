@@ -1,0 +1,129 @@
+//! Periodic probes: every `probe_interval_s` each element reports its rates (from counter
+//! differences over the interval) and instantaneous levels.
+
+use crate::net::host::Host;
+use crate::net::port::Port;
+use crate::net::switch::Switch;
+use crate::net::Node;
+use crate::stats::Recorder;
+use crate::time::SimTime;
+
+/// Counter values at the previous probe, per element.
+#[derive(Default)]
+pub struct ProbeState {
+    node_entity: Vec<u32>,
+    port_entity: Vec<Vec<u32>>,
+    prev_host: Vec<[u64; 3]>,
+    prev_port: Vec<Vec<(u64, SimTime)>>,
+}
+
+impl ProbeState {
+    pub fn new(nodes: &[Node], rec: &mut Recorder) -> ProbeState {
+        ProbeState {
+            node_entity: nodes.iter().map(|n| rec.entity(n.name())).collect(),
+            port_entity: nodes
+                .iter()
+                .map(|n| n.ports().iter().map(|p| rec.entity(&p.name)).collect())
+                .collect(),
+            prev_host: vec![[0; 3]; nodes.len()],
+            prev_port: nodes
+                .iter()
+                .map(|n| vec![(0, SimTime::ZERO); n.ports().len()])
+                .collect(),
+        }
+    }
+}
+
+pub fn sample(
+    st: &mut ProbeState,
+    nodes: &mut [Node],
+    rec: &mut Recorder,
+    now: SimTime,
+    interval: SimTime,
+) {
+    rec.begin_sample(now.as_secs_f64());
+    let per_s = 1.0 / interval.as_secs_f64();
+    for (i, node) in nodes.iter_mut().enumerate() {
+        let entity = st.node_entity[i];
+        match node {
+            Node::Host(h) => sample_host(h, entity, &mut st.prev_host[i], rec, per_s),
+            Node::Switch(s) => sample_switch(s, entity, rec),
+        }
+        for (j, port) in node.ports().iter().enumerate() {
+            let is_switch = matches!(node, Node::Switch(_));
+            sample_port(
+                port,
+                st.port_entity[i][j],
+                &mut st.prev_port[i][j],
+                is_switch,
+                rec,
+                now,
+                interval,
+            );
+        }
+        if let Node::Switch(s) = node {
+            for (j, cp) in s.cps.iter().enumerate() {
+                if let Some(cp) = cp {
+                    rec.record("cp_fb", st.port_entity[i][j], cp.last_fb());
+                    rec.record("cp_messages", st.port_entity[i][j], cp.messages as f64);
+                }
+            }
+        }
+    }
+}
+
+fn sample_host(h: &mut Host, entity: u32, prev: &mut [u64; 3], rec: &mut Recorder, per_s: f64) {
+    let c = h.counters;
+    let now = [c.generated_bytes, c.tx_bytes, c.rx_bytes];
+    for (k, metric) in ["host_offered_bps", "host_tx_bps", "host_rx_bps"]
+        .iter()
+        .enumerate()
+    {
+        rec.record(metric, entity, (now[k] - prev[k]) as f64 * 8.0 * per_s);
+    }
+    *prev = now;
+    rec.record("nic_queue_bytes", entity, h.nic_bytes as f64);
+    rec.record("rx_queue_bytes", entity, h.rx.bytes as f64);
+    rec.record("dropped_frames", entity, h.counters.dropped_frames as f64);
+    let host_name = h.name.clone();
+    for (dst, voq) in h.voqs.iter_mut().enumerate() {
+        let Some(limiter) = voq.limiter.as_ref() else {
+            continue;
+        };
+        let e = *voq
+            .probe_entity
+            .get_or_insert_with(|| rec.entity(&format!("{host_name}->{dst}")));
+        rec.record("rp_rate_bps", e, limiter.rate_bps());
+        if let Some(tr) = limiter.target_rate_bps() {
+            rec.record("rp_target_bps", e, tr);
+        }
+    }
+}
+
+fn sample_switch(s: &Switch, entity: u32, rec: &mut Recorder) {
+    rec.record("switch_memory_bytes", entity, s.memory_bytes as f64);
+    rec.record("dropped_frames", entity, s.dropped_frames as f64);
+}
+
+fn sample_port(
+    p: &Port,
+    entity: u32,
+    prev: &mut (u64, SimTime),
+    is_switch: bool,
+    rec: &mut Recorder,
+    now: SimTime,
+    interval: SimTime,
+) {
+    let paused = p.paused_time(now);
+    rec.record(
+        "paused_frac",
+        entity,
+        (paused - prev.1).as_secs_f64() / interval.as_secs_f64(),
+    );
+    if is_switch {
+        let bits = (p.stats.data_tx_bytes - prev.0) as f64 * 8.0;
+        rec.record("port_tx_bps", entity, bits / interval.as_secs_f64());
+        rec.record("queue_bytes", entity, p.data_bytes as f64);
+    }
+    *prev = (p.stats.data_tx_bytes, paused);
+}

@@ -1,0 +1,196 @@
+//! Frame sources. Each sending host of a `[[traffic]]` entry gets a `Source` with its own
+//! random stream (scenario seed + source index).
+//!
+//! Bernoulli (seeds 000-003): at each frame slot of the line rate a frame arrives with
+//! probability `load`; the gap to the next arrival is drawn as a geometric number of slots, so
+//! the cost is one event per frame, not per slot.
+
+use rand::Rng;
+use rand_distr::{Distribution, Geometric};
+
+use crate::net::frame::HostId;
+use crate::rng::SimRng;
+use crate::time::{serialization_time, SimTime};
+
+#[derive(Clone, Debug)]
+pub enum Destinations {
+    Fixed(HostId),
+    /// Uniform over these hosts, the source itself excluded.
+    UniformOver(Vec<HostId>),
+}
+
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    Bernoulli {
+        slot: SimTime,
+        gaps: Geometric,
+    },
+    Cbr {
+        interval: SimTime,
+    },
+    /// Always backlogged: the host pulls frames as it can send them.
+    Saturate,
+}
+
+pub struct Source {
+    pub host: HostId,
+    pub node: u32,
+    pub dst: Destinations,
+    pub pattern: Pattern,
+    pub frame_bytes: u32,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub rng: SimRng,
+    /// Saturating sources: whether the backlog is switched on.
+    pub active: bool,
+}
+
+impl Source {
+    #[allow(clippy::too_many_arguments)]
+    pub fn bernoulli(
+        host: HostId,
+        node: u32,
+        dst: Destinations,
+        load: f64,
+        line_rate_bps: f64,
+        frame_bytes: u32,
+        start: SimTime,
+        stop: SimTime,
+        rng: SimRng,
+    ) -> Source {
+        let slot = serialization_time(frame_bytes as u64, line_rate_bps);
+        let gaps = Geometric::new(load).expect("load validated in (0, 1]");
+        Source {
+            host,
+            node,
+            dst,
+            pattern: Pattern::Bernoulli { slot, gaps },
+            frame_bytes,
+            start,
+            stop,
+            rng,
+            active: false,
+        }
+    }
+
+    /// Time of the first arrival (or of switching a saturating source on).
+    pub fn first_arrival(&mut self) -> SimTime {
+        match &self.pattern {
+            Pattern::Bernoulli { slot, gaps } => {
+                let skipped = gaps.sample(&mut self.rng);
+                self.start + SimTime(slot.ps() * skipped)
+            }
+            Pattern::Cbr { .. } | Pattern::Saturate => self.start,
+        }
+    }
+
+    /// Time of the arrival after one at `now`: Bernoulli gaps are 1 + Geometric(load) slots.
+    pub fn next_arrival(&mut self, now: SimTime) -> SimTime {
+        match &self.pattern {
+            Pattern::Bernoulli { slot, gaps } => {
+                let skipped = gaps.sample(&mut self.rng);
+                now + SimTime(slot.ps() * (1 + skipped))
+            }
+            Pattern::Cbr { interval } => now + *interval,
+            Pattern::Saturate => SimTime::MAX,
+        }
+    }
+
+    pub fn pick_destination(&mut self) -> HostId {
+        match &self.dst {
+            Destinations::Fixed(d) => *d,
+            Destinations::UniformOver(list) => list[self.rng.random_range(0..list.len())],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, StreamKind};
+
+    #[test]
+    fn bernoulli_mean_rate_matches_load() {
+        let stop = SimTime::from_secs_f64(1.0);
+        let mut s = Source::bernoulli(
+            0,
+            0,
+            Destinations::Fixed(1),
+            0.5,
+            10e9,
+            1500,
+            SimTime::ZERO,
+            stop,
+            stream(3, StreamKind::Traffic, 0),
+        );
+        let mut t = s.first_arrival();
+        let mut n = 0u64;
+        while t < SimTime::from_secs_f64(0.1) {
+            n += 1;
+            t = s.next_arrival(t);
+        }
+        // 0.1 s / 1.2 us = 83,333 slots; at p = 0.5, 41,667 frames +- 145 (binomial sd).
+        assert!((n as f64 - 41_666.7).abs() < 5.0 * 144.3, "{n}");
+    }
+
+    #[test]
+    fn arrivals_fall_on_slot_boundaries() {
+        let mut s = Source::bernoulli(
+            0,
+            0,
+            Destinations::Fixed(1),
+            0.3,
+            10e9,
+            1500,
+            SimTime::from_micros(5),
+            SimTime::MAX,
+            stream(1, StreamKind::Traffic, 0),
+        );
+        let mut t = s.first_arrival();
+        for _ in 0..100 {
+            assert_eq!((t - SimTime::from_micros(5)).ps() % 1_200_000, 0);
+            t = s.next_arrival(t);
+        }
+    }
+
+    #[test]
+    fn full_load_sends_every_slot() {
+        let mut s = Source::bernoulli(
+            0,
+            0,
+            Destinations::Fixed(1),
+            1.0,
+            10e9,
+            1500,
+            SimTime::ZERO,
+            SimTime::MAX,
+            stream(1, StreamKind::Traffic, 0),
+        );
+        assert_eq!(s.first_arrival(), SimTime::ZERO);
+        assert_eq!(s.next_arrival(SimTime::ZERO), SimTime::from_nanos(1200));
+    }
+
+    #[test]
+    fn uniform_destinations_cover_the_list() {
+        let mut s = Source::bernoulli(
+            0,
+            0,
+            Destinations::UniformOver(vec![1, 2, 3]),
+            1.0,
+            10e9,
+            1500,
+            SimTime::ZERO,
+            SimTime::MAX,
+            stream(1, StreamKind::Destination, 0),
+        );
+        let mut seen = [0; 4];
+        for _ in 0..3000 {
+            seen[s.pick_destination() as usize] += 1;
+        }
+        assert_eq!(seen[0], 0);
+        assert!(
+            seen[1..].iter().all(|&c| (800..1200).contains(&c)),
+            "{seen:?}"
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! Python bindings of cnsim-core: convert arguments, release the GIL while simulating, hand the
+//! results over as numpy arrays, and map scenario errors to `cnsim.ScenarioError`. No logic.
+
+use numpy::IntoPyArray;
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(
+    _native,
+    ScenarioError,
+    PyValueError,
+    "A scenario field is missing or invalid; the message names its path."
+);
+
+fn scenario_error(e: cnsim_core::ConfigError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+/// Validates the scenario (with overrides and seed) and returns it resolved, as TOML.
+#[pyfunction]
+#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None))]
+fn resolve(
+    scenario_toml: &str,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    cnsim_core::resolve(scenario_toml, &overrides, seed)
+        .map(|s| s.to_toml())
+        .map_err(scenario_error)
+}
+
+/// Runs a scenario. Returns a dict with `summary_json`, `resolved_toml` and `timeseries`
+/// (long-format columns as numpy arrays plus the metric and entity name lists).
+#[pyfunction]
+#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None, progress = None))]
+fn run<'py>(
+    py: Python<'py>,
+    scenario_toml: &str,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let scenario = cnsim_core::resolve(scenario_toml, &overrides, seed).map_err(scenario_error)?;
+    let sim = cnsim_core::Simulation::new(scenario).map_err(scenario_error)?;
+    let mut report_progress = |fraction: f64| {
+        if let Some(cb) = &progress {
+            // A failing progress callback must not abort the run; its error is dropped.
+            Python::with_gil(|py| {
+                let _ = cb.call1(py, (fraction,));
+            });
+        }
+    };
+    let report = py.allow_threads(|| sim.run(&mut report_progress));
+    let ts = report.timeseries;
+    let series = PyDict::new(py);
+    series.set_item("time_s", ts.time_s.into_pyarray(py))?;
+    series.set_item("metric", ts.metric.into_pyarray(py))?;
+    series.set_item("entity", ts.entity.into_pyarray(py))?;
+    series.set_item("value", ts.value.into_pyarray(py))?;
+    series.set_item("metrics", ts.metrics)?;
+    series.set_item("entities", ts.entities)?;
+    let out = PyDict::new(py);
+    out.set_item("summary_json", report.summary.to_string())?;
+    out.set_item("resolved_toml", report.resolved_toml)?;
+    out.set_item("timeseries", series)?;
+    Ok(out)
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    Ok(())
+}
