@@ -2,7 +2,7 @@
 fn main() {
     let path = std::env::args().nth(1).expect("usage: run SCENARIO.toml");
     let text = std::fs::read_to_string(&path).expect("readable scenario file");
-    match cnsim_core::run_toml(&text, &[], None, &mut |_| {}) {
+    match cnsim_core::run_toml(&text, &[], None, &mut |_| true) {
         Ok(report) => println!("{}", serde_json::to_string_pretty(&report.summary).unwrap()),
         Err(e) => {
             eprintln!("error: {e}");

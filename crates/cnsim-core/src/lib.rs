@@ -26,7 +26,7 @@ pub fn run_toml(
     text: &str,
     overrides: &[(String, String)],
     seed: Option<u64>,
-    progress: &mut dyn FnMut(f64),
+    progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Report, ConfigError> {
     let scenario = resolve(text, overrides, seed)?;
     Ok(Simulation::new(scenario)?.run(progress))

@@ -30,7 +30,11 @@ impl Report {
         let in_flight = sim.data_frames_in_flight();
         let dropped_total = c.dropped_total();
         let conserved = c.generated == c.delivered + dropped_total + in_flight;
-        let sim_time_s = sim.q.now().as_secs_f64().max(sim.end.as_secs_f64());
+        let sim_time_s = if sim.stopped_early {
+            sim.q.now().as_secs_f64()
+        } else {
+            sim.end.as_secs_f64()
+        };
         let events = sim.q.processed();
         let host_names: Vec<&str> = sim
             .nodes
@@ -57,6 +61,7 @@ impl Report {
             "seed": sim.scenario.seed,
             "cnsim_version": env!("CARGO_PKG_VERSION"),
             "sim_time_s": sim_time_s,
+            "completed": !sim.stopped_early,
             "wall_time_s": wall_time_s,
             "wall_s_per_sim_s": wall_time_s / sim_time_s,
             "events": events,
@@ -134,7 +139,11 @@ fn window_json(names: &[&str], w: &WindowCounters) -> Value {
 }
 
 fn per_port(sim: &Simulation) -> Value {
-    let now = sim.q.now().max(sim.end);
+    let now = if sim.stopped_early {
+        sim.q.now()
+    } else {
+        sim.end
+    };
     let span_s = now.as_secs_f64();
     let mut m = Map::new();
     for node in &sim.nodes {

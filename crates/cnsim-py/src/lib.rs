@@ -44,15 +44,28 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = cnsim_core::resolve(scenario_toml, &overrides, seed).map_err(scenario_error)?;
     let sim = cnsim_core::Simulation::new(scenario).map_err(scenario_error)?;
+    // The callback runs with the GIL; an exception in it (or a pending KeyboardInterrupt) stops
+    // the run and is raised once the simulation has unwound.
+    let mut failure: Option<PyErr> = None;
     let mut report_progress = |fraction: f64| {
-        if let Some(cb) = &progress {
-            // A failing progress callback must not abort the run; its error is dropped.
-            Python::with_gil(|py| {
-                let _ = cb.call1(py, (fraction,));
-            });
-        }
+        Python::with_gil(|py| {
+            let outcome = match &progress {
+                Some(cb) => cb.call1(py, (fraction,)).map(|_| ()),
+                None => Ok(()),
+            };
+            match outcome.and_then(|_| py.check_signals()) {
+                Ok(()) => true,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            }
+        })
     };
     let report = py.allow_threads(|| sim.run(&mut report_progress));
+    if let Some(e) = failure {
+        return Err(e);
+    }
     let ts = report.timeseries;
     let series = PyDict::new(py);
     series.set_item("time_s", ts.time_s.into_pyarray(py))?;

@@ -263,8 +263,53 @@ pub struct ReportSpec {
     pub window_s: Option<[f64; 2]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<RecoverySpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transient: Option<TransientSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plots: Vec<PlotSpec>,
+}
+
+/// Transient duration by Jain's initial data deletion (seed 001), computed by the Python
+/// analysis from the probes (over replications when a sweep averages them).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransientSpec {
+    #[serde(default = "default_transient_metric")]
+    pub metric: String,
+    /// Entity globs summed into the aggregate; empty = all.
+    #[serde(default)]
+    pub entities: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_s: Option<f64>,
+    /// Round-trip time used to express the duration in RTTs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_s: Option<f64>,
+    /// Knee rule: "chord" (farthest point from the chord) or "settle" (curve range below tol).
+    #[serde(default = "default_knee_method")]
+    pub method: String,
+    #[serde(default = "default_knee_tol")]
+    pub tol: f64,
+    /// Fraction of the series searched for the knee.
+    #[serde(default = "default_knee_fraction")]
+    pub max_fraction: f64,
+}
+
+fn default_transient_metric() -> String {
+    "host_rx_bps".into()
+}
+
+fn default_knee_method() -> String {
+    "chord".into()
+}
+
+fn default_knee_tol() -> f64 {
+    0.005
+}
+
+fn default_knee_fraction() -> f64 {
+    0.5
 }
 
 impl Default for ReportSpec {
@@ -273,6 +318,7 @@ impl Default for ReportSpec {
             probe_interval_s: 1e-3,
             window_s: None,
             recovery: None,
+            transient: None,
             plots: Vec::new(),
         }
     }

@@ -298,6 +298,22 @@ impl ReportSpec {
             rc.in_open_closed("band", r.band, 0.0, 1.0)?;
             check_metric(&rc, "metric", &r.metric)?;
         }
+        if let Some(t) = &self.transient {
+            let tp = format!("{path}.transient");
+            let tc = Check { path: &tp };
+            check_metric(&tc, "metric", &t.metric)?;
+            if !["chord", "settle"].contains(&t.method.as_str()) {
+                return Err(tc.fail(
+                    "method",
+                    format!("must be \"chord\" or \"settle\" (got \"{}\")", t.method),
+                ));
+            }
+            tc.positive("tol", t.tol)?;
+            tc.in_open_closed("max_fraction", t.max_fraction, 0.0, 1.0)?;
+            if let Some(r) = t.rtt_s {
+                tc.positive("rtt_s", r)?;
+            }
+        }
         for (i, p) in self.plots.iter().enumerate() {
             let pp = format!("{path}.plots[{i}]");
             check_metric(&Check { path: &pp }, "metric", &p.metric)?;

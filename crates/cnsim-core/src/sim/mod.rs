@@ -35,6 +35,7 @@ pub struct Simulation {
     probe_state: probe::ProbeState,
     window_marks: [Option<Vec<HostCounters>>; 2],
     control_bytes: u32,
+    pub stopped_early: bool,
 }
 
 impl Simulation {
@@ -55,6 +56,7 @@ impl Simulation {
             probe_interval,
             probe_state: probe::ProbeState::default(),
             window_marks: [None, None],
+            stopped_early: false,
             scenario,
         };
         sim.schedule_initial_events();
@@ -81,17 +83,24 @@ impl Simulation {
         self.q.schedule(self.probe_interval, EventKind::Probe);
     }
 
-    /// Runs to the end time and returns the report. `progress` gets the simulated fraction done.
-    pub fn run(mut self, progress: &mut dyn FnMut(f64)) -> Report {
+    /// Runs to the end time and returns the report. `progress` gets the simulated fraction done
+    /// now and then; returning `false` stops the run early (the report then covers the time
+    /// simulated so far; `summary.completed` says so).
+    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Report {
         let wall = Instant::now();
         let end = self.end;
         while let Some(ev) = self.q.pop_until(end) {
             self.dispatch(ev);
-            if self.q.processed().is_multiple_of(PROGRESS_EVERY_EVENTS) {
-                progress(self.q.now().as_secs_f64() / end.as_secs_f64());
+            if self.q.processed().is_multiple_of(PROGRESS_EVERY_EVENTS)
+                && !progress(self.q.now().as_secs_f64() / end.as_secs_f64())
+            {
+                self.stopped_early = true;
+                break;
             }
         }
-        progress(1.0);
+        if !self.stopped_early {
+            progress(1.0);
+        }
         let wall_time_s = wall.elapsed().as_secs_f64();
         let window = self.window_counters();
         Report::new(&self, wall_time_s, window)

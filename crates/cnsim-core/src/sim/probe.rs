@@ -15,6 +15,8 @@ pub struct ProbeState {
     port_entity: Vec<Vec<u32>>,
     prev_host: Vec<[u64; 3]>,
     prev_port: Vec<Vec<(u64, SimTime)>>,
+    /// Host names by host id, for naming rate limiters "host->dst".
+    host_names: Vec<String>,
 }
 
 impl ProbeState {
@@ -29,6 +31,11 @@ impl ProbeState {
             prev_port: nodes
                 .iter()
                 .map(|n| vec![(0, SimTime::ZERO); n.ports().len()])
+                .collect(),
+            host_names: nodes
+                .iter()
+                .filter(|n| matches!(n, Node::Host(_)))
+                .map(|n| n.name().to_string())
                 .collect(),
         }
     }
@@ -46,7 +53,9 @@ pub fn sample(
     for (i, node) in nodes.iter_mut().enumerate() {
         let entity = st.node_entity[i];
         match node {
-            Node::Host(h) => sample_host(h, entity, &mut st.prev_host[i], rec, per_s),
+            Node::Host(h) => {
+                sample_host(h, entity, &mut st.prev_host[i], &st.host_names, rec, per_s)
+            }
             Node::Switch(s) => sample_switch(s, entity, rec),
         }
         for (j, port) in node.ports().iter().enumerate() {
@@ -72,7 +81,14 @@ pub fn sample(
     }
 }
 
-fn sample_host(h: &mut Host, entity: u32, prev: &mut [u64; 3], rec: &mut Recorder, per_s: f64) {
+fn sample_host(
+    h: &mut Host,
+    entity: u32,
+    prev: &mut [u64; 3],
+    host_names: &[String],
+    rec: &mut Recorder,
+    per_s: f64,
+) {
     let c = h.counters;
     let now = [c.generated_bytes, c.tx_bytes, c.rx_bytes];
     for (k, metric) in ["host_offered_bps", "host_tx_bps", "host_rx_bps"]
@@ -92,7 +108,7 @@ fn sample_host(h: &mut Host, entity: u32, prev: &mut [u64; 3], rec: &mut Recorde
         };
         let e = *voq
             .probe_entity
-            .get_or_insert_with(|| rec.entity(&format!("{host_name}->{dst}")));
+            .get_or_insert_with(|| rec.entity(&format!("{host_name}->{}", host_names[dst])));
         rec.record("rp_rate_bps", e, limiter.rate_bps());
         if let Some(tr) = limiter.target_rate_bps() {
             rec.record("rp_target_bps", e, tr);

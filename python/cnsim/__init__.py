@@ -1,0 +1,48 @@
+"""cnsim: packet-level simulation of data-center Ethernet congestion management.
+
+    >>> import cnsim
+    >>> result = cnsim.run("seed004-pause", set={"duration_s": 1.0})
+    >>> result.series("host_tx_bps").sum(axis=1)   # aggregate throughput vs time
+    >>> result.save("runs/pause")                    # scenario.toml, summary.json, parquet, plots
+
+The simulator is a Rust core (`cnsim._native`); `cnsim.analysis` and `cnsim.plots` are pure
+Python and import without it.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from cnsim.api import (
+    OverrideSyntaxError,
+    ScenarioError,
+    ScenarioNotFoundError,
+    load_scenario,
+    native_version,
+    presets,
+    resolve,
+    run,
+)
+from cnsim.result import Result
+
+
+def _version() -> str:
+    try:
+        return metadata.version("cnsim")
+    except metadata.PackageNotFoundError:  # running from a source tree
+        return native_version() or "0+unknown"
+
+
+__version__ = _version()
+
+__all__ = [
+    "OverrideSyntaxError",
+    "Result",
+    "ScenarioError",
+    "ScenarioNotFoundError",
+    "__version__",
+    "load_scenario",
+    "presets",
+    "resolve",
+    "run",
+]

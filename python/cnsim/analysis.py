@@ -1,0 +1,418 @@
+"""Scalar results computed from a run's time series: fairness, peaks, recovery, transients.
+
+Pure numpy/pandas and free of the native module, so sweeps and notebooks can analyse saved runs
+(`Result.load`) on any machine. The definitions here are the ones `summary.json["metrics"]`
+reports; each function's docstring is the definition.
+
+Conventions of the native time series: a rate metric (`*_bps`) sampled at `time_s = t_k` is the
+mean over the probe interval that ends at `t_k`; a byte metric is the instantaneous value at
+`t_k`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+if TYPE_CHECKING:
+    from cnsim.result import Result
+
+Patterns = Sequence[str] | str | None
+KneeMethod = Literal["chord", "settle"]
+
+DEFAULT_BAND = 0.05
+PS_DIGITS = 12  # the core's clock ticks in picoseconds; finer digits are float noise
+DEFAULT_HOLD_INTERVALS = 3
+
+
+# ---------------------------------------------------------------- selecting series
+
+
+def select_entities(names: Iterable[str], patterns: Patterns) -> list[str]:
+    """Names matching any pattern, in their original order; no pattern means all.
+
+    Patterns are shell globs (`core->*`, `ep[0-3]`) so a preset can name entities without
+    knowing the topology's size; an exact name always matches itself.
+    """
+    names = list(names)
+    if not patterns:
+        return names
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    return [n for n in names if any(n == p or fnmatch.fnmatchcase(n, p) for p in patterns)]
+
+
+def observed(column: pd.Series) -> list[str]:
+    """Distinct values of a (categorical) column, in category order when it has one.
+
+    Category order is the native module's entity order (topology order), which reads better
+    in legends than alphabetical order ("ep10" after "ep9").
+    """
+    present = set(pd.unique(column).tolist())
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return [str(c) for c in column.cat.categories if c in present]
+    return [str(v) for v in pd.unique(column)]
+
+
+def wide(timeseries: pd.DataFrame, metric: str, entities: Patterns = None) -> pd.DataFrame:
+    """One column per entity of `metric`, indexed by `time_s`; KeyError names what exists."""
+    rows = timeseries[timeseries["metric"] == metric]
+    if rows.empty:
+        available = ", ".join(observed(timeseries["metric"])) or "none"
+        raise KeyError(f"no metric {metric!r} in this run (available: {available})")
+    available = observed(rows["entity"])
+    chosen = select_entities(available, entities)
+    if not chosen:
+        raise KeyError(
+            f"no entity of {metric!r} matches {list(entities or [])} "
+            f"(available: {', '.join(available)})"
+        )
+    rows = rows[rows["entity"].isin(chosen)]
+    rows = rows.assign(entity=rows["entity"].astype(str))
+    table = rows.pivot(index="time_s", columns="entity", values="value")
+    table = table.reindex(columns=chosen)
+    table.columns.name = "entity"
+    return table
+
+
+def aggregate(timeseries: pd.DataFrame, metric: str, entities: Patterns = None) -> pd.Series:
+    """Sum of `metric` over the matching entities at each probe time (e.g. total throughput)."""
+    total = wide(timeseries, metric, entities).sum(axis=1, min_count=1)
+    total.name = metric
+    return total
+
+
+def in_window(series: pd.Series, window_s: Sequence[float] | None) -> pd.Series:
+    """The part of a time-indexed series with `start <= time_s <= end`; all of it if no window."""
+    if window_s is None:
+        return series
+    start, end = window_s
+    return series[(series.index >= start) & (series.index <= end)]
+
+
+def peak(series: pd.Series, window_s: Sequence[float] | None = None) -> float:
+    """Largest sample in the window (NaN when the window is empty)."""
+    part = in_window(series, window_s)
+    return float(part.max()) if len(part) else math.nan
+
+
+def mean(series: pd.Series, window_s: Sequence[float] | None = None) -> float:
+    """Mean of the samples in the window; samples are equally spaced, so this is a time mean."""
+    part = in_window(series, window_s)
+    return float(part.mean()) if len(part) else math.nan
+
+
+# ---------------------------------------------------------------- fairness
+
+
+def jain_fairness(values: Iterable[float]) -> float:
+    """Jain's fairness index J = (sum x)^2 / (n * sum x^2) (protocols.md section 7).
+
+    1 when all sources get the same throughput, 1/n when one source gets everything; NaN when
+    there are no sources or none sent anything (the index is undefined there).
+    """
+    x = np.asarray(list(values), dtype=float)
+    if x.size == 0 or not np.any(x):
+        return math.nan
+    return float(x.sum() ** 2 / (x.size * np.square(x).sum()))
+
+
+# ---------------------------------------------------------------- recovery
+
+
+def probe_step(times: npt.ArrayLike) -> float:
+    """The probe interval of a time axis (median spacing, robust to a short last interval)."""
+    t = np.asarray(times, dtype=float)
+    return float(np.median(np.diff(t))) if t.size > 1 else 0.0
+
+
+def recovery_time(
+    series: pd.Series,
+    *,
+    after_s: float,
+    capacity_bps: float,
+    band: float = DEFAULT_BAND,
+    hold_s: float | None = None,
+) -> float | None:
+    """Time from `after_s` until the series is back at `capacity_bps` to stay (seed 004).
+
+    Definition: let x(t_k) be the series at probe times t_k. A sample is *in band* when
+    |x(t_k) - capacity_bps| <= band * capacity_bps. The recovery instant t* is the first probe
+    time t_k >= after_s such that every sample with t_k <= t_j <= t_k + hold_s is in band
+    (`hold_s` defaults to 3 probe intervals, so 4 consecutive samples). The result is
+    t* - after_s. It is None when no such t_k exists, including when the hold window would
+    run past the last sample (recovery cannot be confirmed). Since a rate sample averages the
+    interval ending at t_k, the resolution is one probe interval.
+    """
+    if capacity_bps <= 0:
+        raise ValueError(f"capacity_bps must be > 0 (got {capacity_bps})")
+    t = series.index.to_numpy(dtype=float)
+    x = series.to_numpy(dtype=float)
+    step = probe_step(t)
+    hold = DEFAULT_HOLD_INTERVALS * step if hold_s is None else hold_s
+    eps = 1e-6 * step  # probe times are sums of floats: 6.0 may arrive as 5.999999999
+    in_band = np.abs(x - capacity_bps) <= band * capacity_bps  # NaN compares False
+    for i in np.flatnonzero((t >= after_s - eps) & in_band):
+        if t[i] + hold > t[-1] + eps:
+            return None
+        j = int(np.searchsorted(t, t[i] + hold + eps, side="right"))
+        if in_band[i:j].all():
+            return round(max(float(t[i]) - after_s, 0.0), PS_DIGITS)
+    return None
+
+
+# ---------------------------------------------------------------- transient (Jain 1991)
+
+
+def relative_change_curve(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Initial data deletion curve R_l = (mean(x[l:]) - mean(x)) / mean(x), l = 0 .. n-1.
+
+    Jain, "The Art of Computer Systems Performance Analysis" (1991), p. 424: deleting the first
+    l observations moves the mean while they belong to the transient and stops moving it after.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError("need a non-empty 1-D series")
+    tail_sums = np.cumsum(x[::-1])[::-1]
+    tail_means = tail_sums / (x.size - np.arange(x.size))
+    overall = tail_means[0]
+    if overall == 0:
+        raise ValueError("the series has mean 0; its relative change is undefined")
+    return (tail_means - overall) / overall
+
+
+def knee_chord(curve: npt.ArrayLike, max_index: int | None = None) -> int:
+    """Knee of a curve as its point farthest from the chord (the "kneedle" rule).
+
+    Definition: take the points (l, R_l) for l = 0 .. L (L = `max_index`, default the last),
+    rescale both axes to [0, 1] (l / L, and R over its min..max range), draw the chord from the
+    first to the last point, and return the smallest l with the largest perpendicular distance
+    to it. A curve that rises (or falls) and then stays flat has its knee exactly where it
+    flattens. A flat curve has knee 0.
+    """
+    y = np.asarray(curve, dtype=float)
+    last = y.size - 1 if max_index is None else min(max_index, y.size - 1)
+    y = y[: last + 1]
+    span = float(y.max() - y.min()) if y.size else 0.0
+    if last < 2 or span == 0.0:
+        return 0
+    u = np.arange(last + 1) / last
+    v = (y - y.min()) / span
+    rise = v[-1] - v[0]
+    distance = np.abs(v - v[0] - rise * u) / math.hypot(1.0, rise)
+    return int(np.argmax(distance))
+
+
+def knee_settle(curve: npt.ArrayLike, tol: float, max_index: int | None = None) -> int:
+    """Knee of a curve as the first point after which it stays within `tol`.
+
+    Definition: the smallest l such that max(R[l..L]) - min(R[l..L]) <= tol. The suffix range
+    only shrinks as l grows, so the curve stays settled from the knee on; L is always settled.
+    `tol` is in units of the curve (a relative change of the mean, e.g. 0.005 = 0.5 %).
+    """
+    y = np.asarray(curve, dtype=float)
+    last = y.size - 1 if max_index is None else min(max_index, y.size - 1)
+    y = y[: last + 1]
+    suffix_max = np.maximum.accumulate(y[::-1])[::-1]
+    suffix_min = np.minimum.accumulate(y[::-1])[::-1]
+    return int(np.argmax(suffix_max - suffix_min <= tol))
+
+
+@dataclass(frozen=True)
+class Transient:
+    """Result of initial data deletion on a replication-averaged series."""
+
+    knee_index: int
+    end_s: float
+    duration_s: float
+    times_s: npt.NDArray[np.float64]
+    mean_series: npt.NDArray[np.float64]
+    relative_change: npt.NDArray[np.float64]
+
+
+def replication_mean(replications: pd.Series | pd.DataFrame | Sequence[pd.Series]) -> pd.Series:
+    """Average of time-indexed series over replications, on the probe times they all share."""
+    if isinstance(replications, pd.Series):
+        return replications.astype(float)
+    if isinstance(replications, pd.DataFrame):
+        return replications.mean(axis=1)
+    if not replications:
+        raise ValueError("need at least one replication")
+    table = pd.concat(list(replications), axis=1, join="inner")
+    return table.mean(axis=1)
+
+
+def transient_duration(
+    replications: pd.Series | pd.DataFrame | Sequence[pd.Series],
+    *,
+    start_s: float | None = None,
+    end_s: float | None = None,
+    method: KneeMethod = "chord",
+    max_fraction: float = 0.5,
+    tol: float = 0.005,
+    min_change: float = 1e-3,
+) -> Transient:
+    """Transient duration by Jain's initial data deletion (protocols.md section 7, seed 001).
+
+    Steps: average the series over replications (same probe times); keep samples with
+    start_s <= t <= end_s (e.g. from the congestion onset to its end); compute R_l with
+    `relative_change_curve`; find the knee l* over l = 0 .. L, L = floor(max_fraction * (n-1))
+    (Jain: keep enough observations for the remaining mean to mean something):
+    - method "chord" (default): `knee_chord`; if R varies by less than `min_change` over
+      0 .. L, deleting data does not move the mean and l* = 0;
+    - method "settle": `knee_settle` with `tol`.
+    The transient is the first l* observations: duration_s = t[l*] - t[0] (= l* probe
+    intervals), end_s = t[l*].
+    """
+    series = replication_mean(replications).sort_index()
+    if start_s is not None or end_s is not None:
+        lo = -math.inf if start_s is None else start_s
+        hi = math.inf if end_s is None else end_s
+        series = series[(series.index >= lo) & (series.index <= hi)]
+    if len(series) < 3:
+        raise ValueError(f"need at least 3 samples for a transient (got {len(series)})")
+    times = series.index.to_numpy(dtype=float)
+    values = series.to_numpy(dtype=float)
+    curve = relative_change_curve(values)
+    last = max(2, int(max_fraction * (values.size - 1)))
+    knee = _knee(curve, method, last, tol, min_change)
+    return Transient(
+        knee_index=knee,
+        end_s=float(times[knee]),
+        duration_s=round(float(times[knee] - times[0]), PS_DIGITS),
+        times_s=times,
+        mean_series=values,
+        relative_change=curve,
+    )
+
+
+def _knee(curve: npt.NDArray[np.float64], method: str, last: int, tol: float, floor: float) -> int:
+    """Dispatch on the knee rule named in a scenario or call."""
+    if method == "chord":
+        if np.ptp(curve[: last + 1]) < floor:
+            return 0
+        return knee_chord(curve, last)
+    if method == "settle":
+        return knee_settle(curve, tol, last)
+    raise ValueError(f"unknown knee method {method!r} (expected 'chord' or 'settle')")
+
+
+# ---------------------------------------------------------------- summary metrics
+
+
+def compute_metrics(result: Result) -> dict[str, Any]:
+    """The metrics Python adds to summary["metrics"], driven by the resolved [report] table.
+
+    Always: `peak_queue_bytes`/`peak_queue_port` (largest per-port peak) and, when the summary
+    has a window, `fairness_index` over it. With [report].recovery: `recovery_time_s`,
+    `recovered_at_s`. With [report].transient: `transient_duration_s`, `transient_end_s` and,
+    given `rtt_s`, `transient_duration_rtt`. A spec naming a metric the run lacks warns and is
+    skipped rather than losing the run. NaN becomes None so summary.json stays strict JSON.
+    """
+    report = result.scenario.get("report", {})
+    metrics: dict[str, Any] = {}
+    metrics.update(_queue_metrics(result.summary))
+    metrics.update(_fairness_metrics(result.summary))
+    specs = [("recovery", _recovery_metrics), ("transient", _transient_metrics)]
+    for key, compute in specs:
+        if key not in report:
+            continue
+        try:
+            metrics.update(compute(result, report[key], report))
+        except (KeyError, ValueError) as exc:
+            warnings.warn(f"[report].{key}: {exc}", stacklevel=2)
+    return {name: json_scalar(value) for name, value in metrics.items()}
+
+
+def json_scalar(value: Any) -> Any:
+    """A plain Python value for JSON: numpy scalars unwrapped, NaN and infinities as None."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def per_source_table(summary: Mapping[str, Any], *, window: bool = True) -> dict[str, Any]:
+    """Per-source counters, over the report window when the summary has one and `window`."""
+    win = summary.get("window") if window else None
+    if isinstance(win, Mapping):
+        if isinstance(win.get("per_source"), Mapping):
+            return dict(win["per_source"])
+        flat = {k: v for k, v in win.items() if isinstance(v, Mapping)}
+        if flat:
+            return flat
+    return dict(summary.get("per_source", {}))
+
+
+def senders(per_source: Mapping[str, Any]) -> dict[str, Any]:
+    """Sources that generated traffic: a pure sink is not a source of an unfair share."""
+    return {k: row for k, row in per_source.items() if row.get("generated_frames", 1) > 0}
+
+
+def _queue_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
+    ports = summary.get("per_port", {})
+    peaks = {port: row.get("peak_queue_bytes") for port, row in ports.items()}
+    peaks = {port: value for port, value in peaks.items() if value is not None}
+    if not peaks:
+        return {}
+    port = max(peaks, key=lambda p: peaks[p])
+    return {"peak_queue_bytes": peaks[port], "peak_queue_port": port}
+
+
+def _fairness_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
+    win = summary.get("window")
+    if not isinstance(win, Mapping):
+        return {}
+    if win.get("fairness_index") is not None:
+        return {"fairness_index": win["fairness_index"]}
+    rows = senders(per_source_table(summary)).values()
+    return {"fairness_index": jain_fairness(r.get("throughput_bps", 0.0) for r in rows)}
+
+
+def _spec_entities(spec: Mapping[str, Any]) -> Patterns:
+    return spec.get("entities", spec.get("entity"))
+
+
+def _recovery_metrics(
+    result: Result, spec: Mapping[str, Any], report: Mapping[str, Any]
+) -> dict[str, Any]:
+    series = aggregate(result.timeseries, spec.get("metric", "host_tx_bps"), _spec_entities(spec))
+    probe_s = report.get("probe_interval_s")
+    default_hold = DEFAULT_HOLD_INTERVALS * probe_s if probe_s else None
+    after_s = float(spec["after_s"])
+    elapsed = recovery_time(
+        series,
+        after_s=after_s,
+        capacity_bps=float(spec["capacity_bps"]),
+        band=float(spec.get("band", DEFAULT_BAND)),
+        hold_s=spec.get("hold_s", default_hold),
+    )
+    at = None if elapsed is None else round(after_s + elapsed, PS_DIGITS)
+    return {"recovery_time_s": elapsed, "recovered_at_s": at}
+
+
+def _transient_metrics(
+    result: Result, spec: Mapping[str, Any], report: Mapping[str, Any]
+) -> dict[str, Any]:
+    series = aggregate(result.timeseries, spec.get("metric", "host_rx_bps"), _spec_entities(spec))
+    found = transient_duration(
+        series,
+        start_s=spec.get("start_s"),
+        end_s=spec.get("end_s"),
+        method=spec.get("method", "chord"),
+        max_fraction=spec.get("max_fraction", 0.5),
+        tol=spec.get("tol", 0.005),
+    )
+    out = {"transient_duration_s": found.duration_s, "transient_end_s": found.end_s}
+    if spec.get("rtt_s"):
+        out["transient_duration_rtt"] = found.duration_s / float(spec["rtt_s"])
+    return out

@@ -1,0 +1,233 @@
+"""The Python entry points: find a scenario, apply overrides, run it, get a `Result`.
+
+The scenario schema lives in Rust only; this module never interprets a scenario beyond finding
+its text and reading its `description` for `presets()`. The native module is imported here
+behind a guard so the pure modules (analysis, plots, result) work where it is not built.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from cnsim.result import Result
+
+try:
+    from cnsim import _native
+except ImportError as _exc:  # not built yet: pure modules must still import
+    _native = None
+    _NATIVE_IMPORT_ERROR: ImportError | None = _exc
+else:
+    _NATIVE_IMPORT_ERROR = None
+
+if _native is not None:
+    ScenarioError = _native.ScenarioError
+else:
+
+    class ScenarioError(ValueError):  # type: ignore[no-redef]
+        """A scenario failed to parse or validate ("path.to.field: reason")."""
+
+
+Scenario = str | Path | Mapping[str, Any]
+Overrides = Mapping[str, Any] | Sequence[str] | None
+ProgressArg = bool | Callable[[float], object]
+
+
+class ScenarioNotFoundError(FileNotFoundError):
+    """Neither a preset nor a file has that name; the message lists close preset names."""
+
+
+class OverrideSyntaxError(ValueError):
+    """A `path=value` override string without the `=`."""
+
+
+def native() -> Any:
+    """The native module, or an ImportError that says how to build it."""
+    if _native is None:
+        raise ImportError(
+            "cnsim's native module (cnsim._native) is not built; "
+            "run `maturin develop --release` in the repository"
+        ) from _NATIVE_IMPORT_ERROR
+    return _native
+
+
+# ---------------------------------------------------------------- finding scenarios
+
+
+def _preset_dir() -> Any:
+    return resources.files("cnsim").joinpath("presets")
+
+
+def _preset_files() -> dict[str, Any]:
+    folder = _preset_dir()
+    if not folder.is_dir():
+        return {}
+    found = {Path(f.name).stem: f for f in folder.iterdir() if f.name.endswith(".toml")}
+    return dict(sorted(found.items()))
+
+
+def presets() -> dict[str, str]:
+    """Preset names and the first line of each one's `description`, sorted by name."""
+    out = {}
+    for name, file in _preset_files().items():
+        description = tomllib.loads(file.read_text()).get("description", "")
+        out[name] = description.strip().splitlines()[0] if description.strip() else ""
+    return out
+
+
+def load_scenario(name_or_path: str | Path) -> str:
+    """TOML text of a preset (by name) or of a scenario file (by path).
+
+    A preset name wins over a file of the same name in the working directory, so
+    `cnsim run seed004-qcn` means the same thing everywhere; use `./name` for the file.
+    """
+    files = _preset_files()
+    text = str(name_or_path)
+    if not isinstance(name_or_path, Path) and text in files:
+        return files[text].read_text()
+    path = Path(name_or_path)
+    if _is_file(path):
+        return path.read_text()
+    if isinstance(name_or_path, Path) or _looks_like_path(text):
+        raise ScenarioNotFoundError(f"no such scenario file: {text}")
+    raise ScenarioNotFoundError(_unknown_preset_message(text, list(files)))
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.endswith(".toml") or "/" in text or "\\" in text
+
+
+def _unknown_preset_message(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"unknown preset or file {name!r}{hint} (`cnsim presets` lists them)"
+
+
+def scenario_text(scenario: Scenario) -> str:
+    """TOML text from a preset name, a path, TOML text or a dict."""
+    if isinstance(scenario, Mapping):
+        return tomli_w.dumps(scenario)
+    if isinstance(scenario, str) and _is_toml_text(scenario):
+        return scenario
+    return load_scenario(scenario)
+
+
+def _is_toml_text(text: str) -> bool:
+    """TOML, not a name: it spans lines, or is one `key = value` line that names no file."""
+    if "\n" in text:
+        return True
+    return "=" in text and not _is_file(Path(text))
+
+
+def _is_file(path: Path) -> bool:
+    """Path.is_file that answers False for strings no file can have (too long, NUL bytes)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+# ---------------------------------------------------------------- overrides
+
+
+def parse_override(item: str) -> tuple[str, str]:
+    """Split a CLI-style `path=value`; the value stays TOML text for the core to parse.
+
+    A value that is not a TOML literal (`pattern=uniform`) is taken as a string, so users need
+    not quote strings on a shell command line.
+    """
+    path, sep, value = item.partition("=")
+    path, value = path.strip(), value.strip()
+    if not sep or not path:
+        raise OverrideSyntaxError(f"bad override {item!r}: expected path=value")
+    return path, value if _is_toml_value(value) else toml_literal(value)
+
+
+def _is_toml_value(text: str) -> bool:
+    try:
+        tomllib.loads(f"v = {text}")
+    except tomllib.TOMLDecodeError:
+        return False
+    return True
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def toml_literal(value: Any) -> str:
+    """A Python value as a TOML value literal (inline tables for dicts)."""
+    if hasattr(value, "item") and not isinstance(value, list | tuple | Mapping):
+        value = value.item()  # numpy scalar
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{_toml_key(k)} = {toml_literal(v)}" for k, v in value.items())
+        return "{ " + items + " }" if items else "{}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else toml_literal(str(key))
+
+
+def override_pairs(overrides: Overrides) -> list[tuple[str, str]]:
+    """(path, TOML value) pairs from a dict of Python values or a list of `path=value`."""
+    if not overrides:
+        return []
+    if isinstance(overrides, str):
+        return [parse_override(overrides)]
+    if isinstance(overrides, Mapping):
+        return [(str(path), toml_literal(value)) for path, value in overrides.items()]
+    return [parse_override(item) for item in overrides]
+
+
+# ---------------------------------------------------------------- running
+
+
+def resolve(scenario: Scenario, *, seed: int | None = None, set: Overrides = None) -> str:
+    """The fully resolved scenario TOML (defaults filled) without running it."""
+    return native().resolve(scenario_text(scenario), override_pairs(set), seed)
+
+
+def run(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    set: Overrides = None,  # shadows the builtin: the name users know from `--set`
+    progress: ProgressArg = False,
+) -> Result:
+    """Run a scenario and return its `Result`.
+
+    `scenario` is a preset name, a path, TOML text or a dict. `set` overrides fields by path:
+    a dict of Python values ({"traffic[0].load": 0.3}) or `path=value` strings as on the
+    command line. `progress` is True for a progress bar on stderr, or a callable that gets the
+    simulated fraction done (0..1).
+    """
+    text = scenario_text(scenario)
+    pairs = override_pairs(set)
+    with _progress_context(progress) as callback:
+        raw = native().run(text, overrides=pairs, seed=seed, progress=callback)
+    return Result.from_native(raw)
+
+
+def _progress_context(progress: ProgressArg) -> Any:
+    if callable(progress):
+        return nullcontext(progress)
+    if progress:
+        from cnsim.report import progress_bar
+
+        return progress_bar()
+    return nullcontext(None)
+
+
+def native_version() -> str | None:
+    """Version of the Rust core, or None when the native module is not built."""
+    return None if _native is None else _native.version()

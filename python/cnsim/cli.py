@@ -1,0 +1,150 @@
+"""The `cnsim` command: run a preset or scenario file, list and show presets.
+
+User mistakes (a bad field, an unknown preset, a missing file, a malformed --set) print one red
+`error:` line on stderr and exit with status 2, never a traceback: the message from the core
+already names the field at fault.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from cnsim import api, report
+from cnsim.result import Result
+
+USAGE_ERROR = 2
+
+app = typer.Typer(
+    help="cnsim: packet-level simulator of data-center Ethernet congestion management.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,  # locals hold megabytes of arrays
+)
+stdout = Console()
+stderr = Console(stderr=True)
+
+USER_ERRORS = (
+    api.ScenarioError,
+    api.OverrideSyntaxError,
+    tomllib.TOMLDecodeError,
+    ImportError,
+    OSError,
+)
+
+
+def error_text(exc: BaseException) -> str:
+    """One line for a user error; OSError's `[Errno 2]` prefix tells a user nothing."""
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.strerror}: {exc.filename}"
+    return str(exc)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the errors a user can fix into `error: ...` on stderr and exit status 2."""
+    try:
+        yield
+    except USER_ERRORS as exc:
+        # Text, not markup: messages hold brackets ("traffic[2].load") rich would eat.
+        stderr.print(Text(f"error: {error_text(exc)}", style="bold red"), soft_wrap=True)
+        raise typer.Exit(USAGE_ERROR) from None
+
+
+@contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Show library warnings (a skipped plot...) as one yellow line each, after the work."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        yield
+    for warning in caught:
+        stderr.print(Text(f"warning: {warning.message}", style="yellow"), soft_wrap=True)
+
+
+def default_out_dir(result: Result) -> Path:
+    """runs/<scenario name>, with the name made safe for a path."""
+    return Path("runs") / (re.sub(r"[^A-Za-z0-9_.-]+", "_", result.name).strip("._") or "run")
+
+
+@app.command()
+def run(
+    scenario: Annotated[str, typer.Argument(help="Preset name or scenario TOML file.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Output directory (default: runs/NAME).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed (replaces the scenario's).")] = None,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            "-s",
+            metavar="PATH=VALUE",
+            help="Override a field, e.g. --set traffic[0].load=0.3 (repeatable).",
+        ),
+    ] = None,
+    no_plots: Annotated[bool, typer.Option("--no-plots", help="Skip the PNG figures.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+) -> None:
+    """Run a scenario and write scenario.toml, summary.json, timeseries.parquet, plots/."""
+    with user_errors(), warnings_as_lines():
+        bar = nullcontext(None) if quiet else report.progress_bar(stderr)
+        with bar as callback:
+            result = api.run(scenario, seed=seed, set=overrides, progress=callback or False)
+        out_dir = out or default_out_dir(result)
+        result.save(out_dir, plots=not no_plots)
+    if not quiet:
+        stdout.print(report.summary_table(result, out_dir))
+
+
+@app.command()
+def presets() -> None:
+    """List the presets (the seed experiments) with one-line descriptions."""
+    with user_errors():
+        found = api.presets()
+    if not found:
+        stdout.print("no presets installed")
+        return
+    table = Table("preset", "description", title="cnsim presets")
+    for name, description in found.items():
+        table.add_row(name, description)
+    stdout.print(table)
+
+
+@app.command()
+def show(
+    name: Annotated[str, typer.Argument(help="Preset name or scenario TOML file.")],
+    resolved: Annotated[
+        bool, typer.Option("--resolved", help="Show it with every default filled in.")
+    ] = False,
+) -> None:
+    """Print a preset's TOML (redirect it to a file to start your own scenario)."""
+    with user_errors():
+        text = api.resolve(name) if resolved else api.load_scenario(name)
+    if stdout.is_terminal:
+        stdout.print(Syntax(text, "toml", background_color="default"))
+    else:
+        typer.echo(text, nl=not text.endswith("\n"))
+
+
+@app.command()
+def version() -> None:
+    """Print the versions of the Python package and of the Rust core."""
+    from cnsim import __version__
+
+    core = api.native_version() or "not built"
+    typer.echo(f"cnsim {__version__} (core {core})")
+
+
+if __name__ == "__main__":
+    app()

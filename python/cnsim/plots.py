@@ -1,0 +1,352 @@
+"""The figures of a run, as the seeds draw them: throughput, queues, rates vs time; bars.
+
+Driven by the resolved scenario's [[report.plots]] tables (one function per `kind`), with a
+default set when a scenario names none. Figures are built on `matplotlib.figure.Figure`
+directly (rendered by Agg) rather than pyplot: no global state, no GUI backend, safe in threads
+and in a user's notebook session.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from cnsim import analysis
+
+if TYPE_CHECKING:
+    from cnsim.result import Result
+
+DPI = 120
+FIGSIZE = (8.0, 4.5)
+LEGEND_INSIDE_MAX = 6
+
+# Axis names in the seeds' words ("accepted throughput", "egress throughput", "occupancy").
+AXIS_NAMES = {
+    "host_offered_bps": "offered load",
+    "host_tx_bps": "accepted throughput",
+    "host_rx_bps": "delivered throughput",
+    "port_tx_bps": "egress throughput",
+    "queue_bytes": "queue length",
+    "switch_memory_bytes": "switch memory occupancy",
+    "rx_queue_bytes": "receive buffer",
+    "nic_queue_bytes": "NIC transmit queues",
+    "paused_frac": "time paused",
+    "dropped_frames": "dropped frames (cumulative)",
+    "rp_rate_bps": "rate limiter rate",
+    "rp_target_bps": "rate limiter target rate",
+    "cp_fb": "feedback Fb",
+    "cp_messages": "congestion messages (cumulative)",
+    "throughput_bps": "throughput",
+    "peak_queue_bytes": "peak queue",
+    "mean_queue_bytes": "mean queue",
+    "utilisation": "utilisation",
+}
+
+
+# ---------------------------------------------------------------- units
+
+
+def value_unit(metric: str, max_abs: float) -> tuple[float, str]:
+    """Divisor and unit label for a metric, from the unit in its name (style: units in names)."""
+    if metric.endswith("_bps"):
+        return (1e9, "Gb/s") if max_abs >= 1e8 or max_abs == 0 else (1e6, "Mb/s")
+    if metric.endswith("_bytes"):
+        return (1e6, "MB") if max_abs >= 1e7 else (1e3, "KB")
+    if metric.endswith("_frac"):
+        return 1.0, "fraction of interval"
+    if metric.endswith("_frames"):
+        return 1.0, "frames"
+    if metric.endswith("_messages"):
+        return 1.0, "messages"
+    return 1.0, ""
+
+
+def time_unit(span_s: float) -> tuple[float, str]:
+    """Multiplier and label for a time axis: ms up to one second of span, s beyond."""
+    return (1e3, "ms") if span_s <= 1.0 else (1.0, "s")
+
+
+def axis_label(metric: str, unit: str) -> str:
+    """Y axis label: the quantity in the seeds' words and its unit."""
+    name = AXIS_NAMES.get(metric, metric)
+    return f"{name} ({unit})" if unit else name
+
+
+# ---------------------------------------------------------------- plot kinds
+
+
+def plot_timeseries(result: Result, spec: Mapping[str, Any], path: Path) -> Path:
+    """Lines of one metric vs time: per entity, or their sum when `aggregate = "sum"`."""
+    metric = spec["metric"]
+    patterns = spec.get("entities") or None
+    table, omitted = _drop_all_zero(result.series(metric, patterns), explicit=bool(patterns))
+    summed = spec.get("aggregate", "none") == "sum"
+    if summed:
+        label = f"total of {table.shape[1]}" if table.shape[1] > 1 else str(table.columns[0])
+        table = table.sum(axis=1, min_count=1).to_frame(label)
+    xlim = spec.get("xlim_s")
+    times = table.index.to_numpy(dtype=float)
+    span = (xlim[1] - xlim[0]) if xlim else float(np.ptp(times)) if times.size else 0.0
+    t_scale, t_unit = time_unit(span)
+    v_scale, v_unit = value_unit(metric, float(np.nanmax(np.abs(table.to_numpy()), initial=0)))
+
+    fig, ax = _figure()
+    for index, column in enumerate(table.columns):
+        values = table[column].to_numpy() / v_scale
+        ax.plot(times * t_scale, values, lw=1.0, ls=_line_style(index), label=str(column))
+    if summed:
+        _mark_recovery(ax, result, metric, t_scale)
+    ax.set_xlabel(f"time ({t_unit})")
+    ax.set_ylabel(axis_label(metric, v_unit))
+    default_title = AXIS_NAMES.get(metric, metric)
+    ax.set_title(spec.get("title") or (f"Total {default_title}" if summed else default_title))
+    if xlim:
+        ax.set_xlim(xlim[0] * t_scale, xlim[1] * t_scale)
+    if np.nanmin(table.to_numpy(), initial=0) >= 0:
+        ax.set_ylim(bottom=0)
+    _legend(ax, table.shape[1], f"{omitted} all-zero not shown" if omitted else None)
+    return _save(fig, result, path)
+
+
+def _mark_recovery(ax: Axes, result: Result, metric: str, t_scale: float) -> None:
+    """Shade the recovery interval on the aggregate it was measured on (seed 004's figure)."""
+    spec = result.scenario.get("report", {}).get("recovery")
+    recovered_at = result.metrics.get("recovered_at_s")
+    if not spec or recovered_at is None or spec.get("metric", "host_tx_bps") != metric:
+        return
+    elapsed = result.metrics["recovery_time_s"]
+    ax.axvspan(
+        spec["after_s"] * t_scale,
+        recovered_at * t_scale,
+        color="tab:green",
+        alpha=0.2,
+        label=f"recovery {elapsed * 1e3:.4g} ms",  # the seeds quote it in ms at any span
+    )
+
+
+def plot_bar(result: Result, spec: Mapping[str, Any], path: Path) -> Path:
+    """Bars per entity: a per-source/per-port summary field, or a time series' window mean."""
+    metric = spec.get("metric") or "throughput_bps"
+    values, per, where = bar_values(result, metric)
+    chosen = analysis.select_entities(values, spec.get("entities") or None)
+    if not chosen:
+        raise KeyError(f"no entity of {metric!r} matches {spec.get('entities')}")
+    heights = np.array([float(values[name] or 0.0) for name in chosen])
+    v_scale, v_unit = value_unit(metric, float(np.max(np.abs(heights), initial=0)))
+
+    fig, ax = _figure()
+    bars = ax.bar(chosen, heights / v_scale, color="tab:blue", width=_bar_width(len(chosen)))
+    ax.bar_label(bars, fmt="%.3g", fontsize="small", padding=2)
+    ax.set_ylabel(axis_label(metric, v_unit))
+    title = spec.get("title") or f"{AXIS_NAMES.get(metric, metric).capitalize()} per {per}"
+    fairness = result.metrics.get("fairness_index")
+    if per == "source" and metric == "throughput_bps" and fairness is not None:
+        where += f", Jain fairness index {fairness:.3f}"  # seed 000 reads the bars by it
+    ax.set_title(f"{title}\n({where})", fontsize="medium")
+    ax.margins(y=0.12)
+    if len(chosen) > 8:
+        ax.tick_params(axis="x", labelrotation=45)
+    return _save(fig, result, path)
+
+
+def bar_values(result: Result, metric: str) -> tuple[dict[str, Any], str, str]:
+    """Values per entity for a bar plot, what an entity is, and over which time (for titles).
+
+    Looked up in order: per-source counters (over the report window when the summary has
+    one), per-port counters, then the mean of a time-series metric over report.window_s.
+    """
+    window = result.scenario.get("report", {}).get("window_s")
+    per_source = analysis.senders(analysis.per_source_table(result.summary))
+    if any(metric in row for row in per_source.values()):
+        span = window_text(window) if result.summary.get("window") else "whole run"
+        return _rows_with(per_source, metric), "source", span
+    per_port = result.summary.get("per_port", {})
+    if any(metric in row for row in per_port.values()):
+        return _rows_with(per_port, metric), "port", "whole run"
+    table = result.series(metric)
+    means = {str(c): analysis.mean(table[c], window) for c in table.columns}
+    return means, "entity", f"mean, {window_text(window) if window else 'whole run'}"
+
+
+def _rows_with(table: Mapping[str, Mapping[str, Any]], field: str) -> dict[str, Any]:
+    """One field of a summary table, for the rows that have it (switch rows lack port fields)."""
+    return {name: row[field] for name, row in table.items() if field in row}
+
+
+def window_text(window_s: Any) -> str:
+    """'window 20-80 ms' (or in s), for titles."""
+    if not window_s:
+        return "report window"
+    scale, unit = time_unit(window_s[1])
+    return f"window {window_s[0] * scale:g}-{window_s[1] * scale:g} {unit}"
+
+
+def plot_drops(result: Result, path: Path) -> Path | None:
+    """Where frames were dropped (by place) and, if probed, cumulative drops per node."""
+    dropped = dict(result.summary.get("frames", {}).get("dropped", {}))
+    total = dropped.pop("total", sum(dropped.values()))
+    if not total:
+        return None
+    over_time = _nonzero_drops_over_time(result)
+    fig = Figure(figsize=(FIGSIZE[0] * (1.6 if over_time is not None else 1), FIGSIZE[1]))
+    fig.set_layout_engine("constrained")
+    axes = fig.subplots(1, 2 if over_time is not None else 1, squeeze=False)[0]
+    _drops_by_place(axes[0], dropped, total)
+    if over_time is not None:
+        _drops_over_time(axes[1], over_time)
+    fig.suptitle("Dropped frames")
+    return _save(fig, result, path)
+
+
+def _drops_by_place(ax: Axes, dropped: Mapping[str, int], total: int) -> None:
+    places = list(dropped)  # zeros too: "0 at the CP" is a result (seed 002)
+    bars = ax.bar(
+        places, [dropped[p] for p in places], color="tab:red", width=_bar_width(len(places))
+    )
+    ax.bar_label(bars, fontsize="small", padding=2)
+    ax.set_ylabel("frames")
+    ax.set_title(f"by place (total {total:,})", fontsize="medium")
+    ax.margins(y=0.12)
+
+
+def _nonzero_drops_over_time(result: Result) -> pd.DataFrame | None:
+    if "dropped_frames" not in result.metric_names:
+        return None
+    table, _ = _drop_all_zero(result.series("dropped_frames"), explicit=False)
+    return table if table.to_numpy().any() else None
+
+
+def _drops_over_time(ax: Axes, table: pd.DataFrame) -> None:
+    times = table.index.to_numpy(dtype=float)
+    t_scale, t_unit = time_unit(float(np.ptp(times)) if times.size else 0.0)
+    for column in table.columns:
+        ax.plot(times * t_scale, table[column].to_numpy(), lw=1.0, label=str(column))
+    ax.set_xlabel(f"time ({t_unit})")
+    ax.set_ylabel("dropped frames (cumulative)")
+    ax.set_title("by node over time", fontsize="medium")
+    ax.set_ylim(bottom=0)
+    _legend(ax, table.shape[1], None)
+
+
+PLOT_KINDS: dict[str, Callable[[Result, Mapping[str, Any], Path], Path]] = {
+    "timeseries": plot_timeseries,
+    "bar": plot_bar,
+}
+
+
+# ---------------------------------------------------------------- driver
+
+
+def default_specs(result: Result) -> list[dict[str, Any]]:
+    """Plots for a scenario without [[report.plots]]: what every congestion study looks at."""
+    present = set(result.metric_names)
+    specs: list[dict[str, Any]] = []
+    if "host_tx_bps" in present:
+        specs.append(_ts("aggregate_throughput", "host_tx_bps", "Aggregate accepted throughput"))
+        specs[-1]["aggregate"] = "sum"
+    if "queue_bytes" in present:
+        specs.append(_ts("queues", "queue_bytes", "Egress queue length"))
+    if "rp_rate_bps" in present:
+        specs.append(_ts("rp_rate", "rp_rate_bps", "Rate limiter rate"))
+    if result.summary.get("per_source"):
+        specs.append({"name": "per_source_throughput", "kind": "bar", "metric": "throughput_bps"})
+    return specs
+
+
+def make_plots(result: Result, out_dir: str | Path) -> list[Path]:
+    """Draw the scenario's [[report.plots]] (or the default set) plus a drops plot if any.
+
+    A plot that cannot be drawn (a metric this run did not produce, an unknown kind) is
+    skipped with a warning: losing a figure must not lose the run's other outputs.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    specs = result.scenario.get("report", {}).get("plots") or default_specs(result)
+    written: list[Path] = []
+    for index, spec in enumerate(specs):
+        name = spec.get("name") or f"{spec.get('metric', 'plot')}_{index}"
+        path = out_dir / f"{file_stem(name)}.png"
+        kind = spec.get("kind", "timeseries")
+        try:
+            if kind not in PLOT_KINDS:
+                raise KeyError(f"unknown plot kind {kind!r} (known: {', '.join(PLOT_KINDS)})")
+            written.append(PLOT_KINDS[kind](result, spec, path))
+        except KeyError as exc:
+            warnings.warn(f"plot {name!r} skipped: {exc.args[0]}", stacklevel=2)
+    if not any(spec.get("name") == "drops" for spec in specs):
+        drops = plot_drops(result, out_dir / "drops.png")
+        if drops is not None:
+            written.append(drops)
+    return written
+
+
+def file_stem(name: str) -> str:
+    """A plot name made safe as a file name (the name comes from user-written TOML)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "plot"
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _ts(name: str, metric: str, title: str) -> dict[str, Any]:
+    return {"name": name, "kind": "timeseries", "metric": metric, "title": title}
+
+
+def _drop_all_zero(table: pd.DataFrame, *, explicit: bool) -> tuple[pd.DataFrame, int]:
+    """Without explicit entities, hide series that never leave zero (idle ports clutter)."""
+    if explicit:
+        return table, 0
+    keep = table.columns[(table.fillna(0) != 0).any(axis=0)]
+    if len(keep) == 0:
+        return table, 0
+    return table[keep], table.shape[1] - len(keep)
+
+
+def _figure() -> tuple[Figure, Axes]:
+    fig = Figure(figsize=FIGSIZE, layout="constrained")
+    ax = fig.add_subplot()
+    ax.grid(alpha=0.3)
+    return fig, ax
+
+
+def _line_style(index: int) -> str:
+    """Solid for the first ten lines, then dashed, dotted: the colour cycle has ten colours."""
+    return ("-", "--", ":", "-.")[index // 10 % 4]
+
+
+def _bar_width(n_bars: int) -> float:
+    """Narrower bars when there are few, so one bar does not fill the axes."""
+    return 0.8 if n_bars > 3 else 0.5
+
+
+def _legend(ax: Axes, n_lines: int, title: str | None) -> None:
+    """Legend inside for a few lines, outside on the right (in columns) for many."""
+    if n_lines <= LEGEND_INSIDE_MAX:
+        ax.legend(fontsize="small", title=title, title_fontsize="small")
+        return
+    ax.legend(
+        fontsize="x-small",
+        title=title,
+        title_fontsize="x-small",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        ncols=1 + (n_lines - 1) // 16,
+    )
+
+
+def _save(fig: Figure, result: Result, path: Path) -> Path:
+    """Stamp provenance (scenario, seed) in a reserved strip at the bottom and write the PNG."""
+    stamp = f"{result.name}, seed {result.summary.get('seed')}"
+    fig.get_layout_engine().set(rect=(0.0, 0.03, 1.0, 0.97))
+    fig.text(0.995, 0.005, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    return path

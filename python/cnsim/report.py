@@ -1,0 +1,181 @@
+"""How a run is reported: to disk (the output contract) and to the terminal.
+
+The files and their names are the contract of architecture.md ("Outputs"); tests and users
+rely on them, so they are written in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from cnsim.result import Result
+
+SCENARIO_FILE = "scenario.toml"
+SUMMARY_FILE = "summary.json"
+TIMESERIES_FILE = "timeseries.parquet"
+PLOTS_DIR = "plots"
+
+
+# ---------------------------------------------------------------- files
+
+
+def write_run(result: Result, out_dir: Path, *, plots: bool = True) -> Path:
+    """Write scenario.toml, summary.json, timeseries.parquet and plots/*.png into `out_dir`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / SCENARIO_FILE).write_text(result.scenario_toml)
+    summary = json.dumps(strict_json(result.summary), indent=2, allow_nan=False)
+    (out_dir / SUMMARY_FILE).write_text(summary + "\n")
+    result.timeseries.to_parquet(out_dir / TIMESERIES_FILE, index=False)
+    if plots:
+        from cnsim.plots import make_plots
+
+        plot_dir = out_dir / PLOTS_DIR
+        for stale in plot_dir.glob("*.png"):  # a re-run must not leave another run's figures
+            stale.unlink()
+        make_plots(result, plot_dir)
+    return out_dir
+
+
+def strict_json(value: Any) -> Any:
+    """Copy of a JSON-like value with NaN/inf as null and numpy scalars unwrapped."""
+    if isinstance(value, Mapping):
+        return {str(k): strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+# ---------------------------------------------------------------- terminal
+
+
+@contextmanager
+def progress_bar(console: Console | None = None) -> Iterator[Callable[[float], None]]:
+    """A progress callback for the native run, drawing a bar on stderr when it is a terminal.
+
+    The callback gets the simulated fraction done; off a terminal it does nothing, so logs and
+    captured output stay clean.
+    """
+    console = console or Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda fraction: None
+        return
+    columns = (
+        TextColumn("simulating"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("run", total=1.0)
+        yield lambda fraction: bar.update(task, completed=min(max(fraction, 0.0), 1.0))
+
+
+def summary_table(result: Result, out_dir: Path | None = None) -> Table:
+    """Short run summary: cost, frame accounting by place, control frames, metrics, outputs."""
+    s = result.summary
+    table = Table(title=f"cnsim: {result.name} (seed {s.get('seed')})", show_header=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    rows = _cost_rows(s) + _frame_rows(s) + _control_rows(s) + _metric_rows(s.get("metrics", {}))
+    if out_dir is not None:
+        rows.append(("outputs", _outputs_text(out_dir)))
+    for label, value in rows:
+        # Text, not markup: entity names and values may hold brackets.
+        table.add_row(label, value if isinstance(value, Text) else Text(value))
+    return table
+
+
+Row = tuple[str, str | Text]
+
+
+def _cost_rows(s: Mapping[str, Any]) -> list[Row]:
+    return [
+        ("simulated", f"{_num(s.get('sim_time_s'))} s"),
+        ("wall time", f"{_num(s.get('wall_time_s'))} s"),
+        ("events", f"{_count(s.get('events'))} ({_rate(s.get('events_per_s'))} events/s)"),
+    ]
+
+
+def _frame_rows(s: Mapping[str, Any]) -> list[Row]:
+    frames = s.get("frames", {})
+    dropped = dict(frames.get("dropped", {}))
+    total = dropped.pop("total", sum(v for v in dropped.values() if isinstance(v, int | float)))
+    places = ", ".join(f"{k} {_count(v)}" for k, v in dropped.items() if v)
+    rows: list[Row] = [
+        ("frames generated", _count(frames.get("generated"))),
+        ("frames delivered", _count(frames.get("delivered"))),
+        ("frames dropped", _count(total) + (f" ({places})" if places else "")),
+        ("frames in flight", _count(frames.get("in_flight"))),
+    ]
+    if frames.get("conserved") is False:  # the core's own check failed: say so loudly
+        broken = "VIOLATED: generated != delivered + dropped + in flight"
+        rows.append(("conservation", Text(broken, style="bold red")))
+    latency = s.get("latency_s")
+    if isinstance(latency, Mapping) and latency:
+        rows.append(
+            ("latency", f"mean {_num(latency.get('mean'))} s, max {_num(latency.get('max'))} s")
+        )
+    return rows
+
+
+def _control_rows(s: Mapping[str, Any]) -> list[Row]:
+    control = dict(s.get("control_frames", {}))
+    bandwidth = control.pop("bandwidth_bps", None)
+    control.pop("bytes", None)
+    kinds = ", ".join(f"{k} {_count(v)}" for k, v in control.items() if v) or "none"
+    if isinstance(bandwidth, int | float) and bandwidth:
+        kinds += f" ({_rate(bandwidth)}b/s)"
+    return [("control frames", kinds)]
+
+
+def _metric_rows(metrics: Mapping[str, Any]) -> list[Row]:
+    rows: list[Row] = []
+    for name, value in metrics.items():
+        if isinstance(value, Mapping | list):
+            continue  # tables belong in summary.json, not in a one-line summary
+        rows.append((name, "-" if value is None else _num(value)))
+    return rows
+
+
+def _outputs_text(out_dir: Path) -> str:
+    names = [SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE]
+    n_plots = len(list((out_dir / PLOTS_DIR).glob("*.png")))
+    if n_plots:
+        names.append(f"{PLOTS_DIR}/ ({n_plots} PNG)")
+    return f"{out_dir}/  " + ", ".join(names)
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, int):
+        return _count(value)
+    return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}"
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _rate(value: Any) -> str:
+    if not isinstance(value, int | float):
+        return str(value)
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g}"
