@@ -1,8 +1,9 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so events at the same
-//! picosecond run in the order they were scheduled and every run is deterministic.
+//! The event queue: a 4-ary heap (shallower than a binary heap, fewer cache misses per pop)
+//! ordered by (time, insertion sequence), so events at the same picosecond run in the order
+//! they were scheduled and every run is deterministic.
 
+use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use crate::time::SimTime;
 
@@ -19,17 +20,9 @@ pub enum EventKind {
     /// The head frame of a port's pipe reaches the far end of the link.
     Arrive { node: NodeIdx, port: PortIdx },
     /// A PAUSE timer on this (sending) port may have ended.
-    PauseExpire {
-        node: NodeIdx,
-        port: PortIdx,
-        generation: u32,
-    },
+    PauseExpire { node: NodeIdx, port: PortIdx },
     /// Re-send XOFF out of this port while the pause condition holds.
-    XoffRefresh {
-        node: NodeIdx,
-        port: PortIdx,
-        generation: u32,
-    },
+    XoffRefresh { node: NodeIdx, port: PortIdx },
     /// A traffic source's next frame (or its start/stop for saturating sources).
     SourceArrival(u32),
     /// A host whose queued frames were all held by rate limiters may send again.
@@ -65,7 +58,7 @@ impl PartialEq for Scheduled {
 impl Eq for Scheduled {}
 
 impl Ord for Scheduled {
-    // Reversed: BinaryHeap is a max-heap, we want the earliest (then first-scheduled) on top.
+    // Reversed: the heap is a max-heap, we want the earliest (then first-scheduled) on top.
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .time
@@ -81,7 +74,7 @@ impl PartialOrd for Scheduled {
 
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Scheduled>,
+    heap: QuaternaryHeap<Scheduled>,
     next_seq: u64,
     now: SimTime,
     processed: u64,

@@ -36,29 +36,28 @@ pub fn set_xoff(
         return false;
     }
     port.xoff_sent = want;
-    port.xoff_generation = port.xoff_generation.wrapping_add(1);
     if want {
         queue_pause(port, quanta, ctx);
-        schedule_refresh(port, quanta, at, ctx);
+        arm_refresh(port, quanta, at, ctx);
     } else {
         queue_pause(port, 0, ctx);
     }
     true
 }
 
-/// The refresh timer fired: re-send XOFF if it is still the current one.
-pub fn refresh_xoff(
-    port: &mut Port,
-    generation: u32,
-    quanta: u16,
-    at: (NodeIdx, PortIdx),
-    ctx: &mut Ctx,
-) -> bool {
-    if !port.xoff_sent || generation != port.xoff_generation {
+/// The refresh timer fired: re-send XOFF when it is due, or re-arm for a later due time (the
+/// XOFF was re-asserted since the event was scheduled). One pending event per port at most.
+pub fn refresh_xoff(port: &mut Port, quanta: u16, at: (NodeIdx, PortIdx), ctx: &mut Ctx) -> bool {
+    port.xoff_timer_pending = false;
+    if !port.xoff_sent {
+        return false;
+    }
+    if ctx.q.now() < port.xoff_refresh_due {
+        schedule_refresh_event(port, at, ctx);
         return false;
     }
     queue_pause(port, quanta, ctx);
-    schedule_refresh(port, quanta, at, ctx);
+    arm_refresh(port, quanta, at, ctx);
     true
 }
 
@@ -81,15 +80,20 @@ fn queue_pause(port: &mut Port, quanta: u16, ctx: &mut Ctx) {
     ctx.counters.control(kind, bytes);
 }
 
-fn schedule_refresh(port: &Port, quanta: u16, (node, idx): (NodeIdx, PortIdx), ctx: &mut Ctx) {
+/// The next XOFF is due half a pause_time from now, so the peer never resumes on its own.
+fn arm_refresh(port: &mut Port, quanta: u16, at: (NodeIdx, PortIdx), ctx: &mut Ctx) {
     let half = SimTime(pause_quanta_time(quanta, port.line_rate_bps).ps() / 2).max(SimTime(1));
-    ctx.q.schedule_in(
-        half,
-        EventKind::XoffRefresh {
-            node,
-            port: idx,
-            generation: port.xoff_generation,
-        },
+    port.xoff_refresh_due = ctx.q.now() + half;
+    if !port.xoff_timer_pending {
+        schedule_refresh_event(port, at, ctx);
+    }
+}
+
+fn schedule_refresh_event(port: &mut Port, (node, idx): (NodeIdx, PortIdx), ctx: &mut Ctx) {
+    port.xoff_timer_pending = true;
+    ctx.q.schedule(
+        port.xoff_refresh_due,
+        EventKind::XoffRefresh { node, port: idx },
     );
 }
 

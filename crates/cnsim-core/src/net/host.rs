@@ -286,23 +286,14 @@ impl Host {
 
     fn receive_pause(&mut self, me: NodeIdx, quanta: u16, ctx: &mut Ctx) {
         let now = ctx.q.now();
-        match self.port.receive_pause(quanta, now) {
-            Some(until) => {
-                let generation = self.port.pause_generation;
-                ctx.q.schedule(
-                    until,
-                    EventKind::PauseExpire {
-                        node: me,
-                        port: 0,
-                        generation,
-                    },
-                );
-                self.set_rate_limiters_paused(true, now);
-            }
-            None => {
-                self.set_rate_limiters_paused(false, now);
-                self.try_transmit(me, ctx);
-            }
+        if let Some(until) = self.port.receive_pause(quanta, now) {
+            ctx.q
+                .schedule(until, EventKind::PauseExpire { node: me, port: 0 });
+        }
+        let paused = self.port.is_paused(now);
+        self.set_rate_limiters_paused(paused, now);
+        if !paused {
+            self.try_transmit(me, ctx);
         }
     }
 

@@ -66,32 +66,26 @@ impl Node {
         }
     }
 
-    /// A PAUSE timer on port `p` may have run out.
-    pub fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, generation: u32, ctx: &mut Ctx) {
+    /// The pause timer of port `p` fired: re-arm it if the pause was renewed, else resume.
+    pub fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
         let now = ctx.q.now();
-        let port = self.port_mut(p);
-        if generation != port.pause_generation || port.is_paused(now) {
+        if let Some(at) = self.port_mut(p).on_pause_timer(now) {
+            ctx.q
+                .schedule(at, EventKind::PauseExpire { node: me, port: p });
             return;
         }
-        port.note_unpaused(now);
         if let Node::Host(h) = self {
             h.set_rate_limiters_paused(false, now);
         }
         self.try_transmit(me, p, ctx);
     }
 
-    pub fn on_xoff_refresh(&mut self, me: NodeIdx, p: PortIdx, generation: u32, ctx: &mut Ctx) {
+    pub fn on_xoff_refresh(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
         let quanta = match self {
             Node::Host(h) => h.rx_pause_quanta(),
             Node::Switch(s) => s.pause_quanta(),
         };
-        if crate::flow_control::pause::refresh_xoff(
-            self.port_mut(p),
-            generation,
-            quanta,
-            (me, p),
-            ctx,
-        ) {
+        if crate::flow_control::pause::refresh_xoff(self.port_mut(p), quanta, (me, p), ctx) {
             self.try_transmit(me, p, ctx);
         }
     }

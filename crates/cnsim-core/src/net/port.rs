@@ -43,10 +43,15 @@ pub struct Port {
     pub pipe: VecDeque<(SimTime, Frame)>,
     /// Data may not start before this time (PAUSE received from the peer).
     pub paused_until: SimTime,
-    pub pause_generation: u32,
+    /// A PauseExpire event is pending. Timers are lazy (one pending event per port): a
+    /// renewed pause moves `paused_until` and the pending event re-arms itself when it fires,
+    /// so a storm of PAUSE frames does not fill the event queue with stale timers.
+    pub pause_timer_pending: bool,
     /// This node has told the peer to pause (XOFF outstanding).
     pub xoff_sent: bool,
-    pub xoff_generation: u32,
+    /// When the outstanding XOFF must be re-sent, and whether a refresh event is pending.
+    pub xoff_refresh_due: SimTime,
+    pub xoff_timer_pending: bool,
     pub stats: PortStats,
 }
 
@@ -72,9 +77,10 @@ impl Port {
             sending: None,
             pipe: VecDeque::new(),
             paused_until: SimTime::ZERO,
-            pause_generation: 0,
+            pause_timer_pending: false,
             xoff_sent: false,
-            xoff_generation: 0,
+            xoff_refresh_due: SimTime::ZERO,
+            xoff_timer_pending: false,
             stats: PortStats::default(),
         }
     }
@@ -123,10 +129,10 @@ impl Port {
         }
     }
 
-    /// A PAUSE frame from the peer arrived. Returns the new expiry if data is now paused.
-    /// A new PAUSE replaces the running timer; quanta 0 (XON) resumes at once (802.3x 31B.3).
+    /// A PAUSE frame from the peer arrived: a new PAUSE replaces the running timer; quanta 0
+    /// (XON) resumes at once (802.3x annex 31B). Returns the time of a timer event the caller
+    /// must schedule (None when one is already pending or on XON).
     pub fn receive_pause(&mut self, quanta: u16, now: SimTime) -> Option<SimTime> {
-        self.pause_generation = self.pause_generation.wrapping_add(1);
         if quanta == 0 {
             self.paused_until = now;
             self.note_unpaused(now);
@@ -136,7 +142,23 @@ impl Port {
         if self.stats.paused_since.is_none() {
             self.stats.paused_since = Some(now);
         }
+        if self.pause_timer_pending {
+            return None;
+        }
+        self.pause_timer_pending = true;
         Some(self.paused_until)
+    }
+
+    /// The pending pause timer fired. Returns `Some(t)` to re-arm it at `t` (the pause was
+    /// renewed), or None when the port is no longer paused.
+    pub fn on_pause_timer(&mut self, now: SimTime) -> Option<SimTime> {
+        self.pause_timer_pending = false;
+        if self.is_paused(now) {
+            self.pause_timer_pending = true;
+            return Some(self.paused_until);
+        }
+        self.note_unpaused(now);
+        None
     }
 
     /// Closes the current paused interval (at XON or timer expiry).
@@ -203,10 +225,15 @@ mod tests {
         assert!(!p.is_paused(until));
         // A new PAUSE replaces the timer; XON ends it at once.
         let t1 = t0 + SimTime::from_micros(20);
-        assert_eq!(p.receive_pause(10, t1), Some(t1 + SimTime::from_nanos(512)));
+        // The timer event is already pending: no second one, but the expiry moves.
+        assert_eq!(p.receive_pause(10, t1), None);
+        assert_eq!(p.paused_until, t1 + SimTime::from_nanos(512));
         assert_eq!(p.receive_pause(0, t1), None);
         assert!(!p.is_paused(t1));
         assert_eq!(p.paused_time(t1), SimTime::from_micros(20));
+        // The stale event fires: nothing to re-arm.
+        assert_eq!(p.on_pause_timer(until), None);
+        assert!(!p.pause_timer_pending);
     }
 
     #[test]
@@ -216,6 +243,10 @@ mod tests {
         let done = p.begin_tx(Frame::data(0, 1, 1500, SimTime::ZERO), SimTime::ZERO);
         assert_eq!(done, SimTime::from_micros(6));
         assert_eq!(p.receive_pause(1, SimTime::ZERO), Some(SimTime(51_200)));
+        // Renewed before it ends: the pending timer re-arms at the new expiry.
+        assert_eq!(p.receive_pause(2, SimTime(51_000)), None);
+        assert_eq!(p.on_pause_timer(SimTime(51_200)), Some(SimTime(153_400)));
+        assert_eq!(p.on_pause_timer(SimTime(153_400)), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! transmission starts. Control frames (PAUSE, CNM, BCN) bypass the buffer at strict priority.
 
 use crate::cc::CongestionPoint;
-use crate::engine::{NodeIdx, PortIdx};
+use crate::engine::{EventKind, NodeIdx, PortIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
 use crate::net::frame::BcnKind;
 use crate::net::frame::{Frame, Payload};
@@ -92,16 +92,10 @@ impl Switch {
         let now = ctx.q.now();
         let port = &mut self.ports[p as usize];
         if let Some(until) = port.receive_pause(quanta, now) {
-            let generation = port.pause_generation;
-            ctx.q.schedule(
-                until,
-                crate::engine::EventKind::PauseExpire {
-                    node: me,
-                    port: p,
-                    generation,
-                },
-            );
-        } else {
+            ctx.q
+                .schedule(until, EventKind::PauseExpire { node: me, port: p });
+        }
+        if !self.ports[p as usize].is_paused(now) {
             self.try_transmit(me, p, ctx);
         }
     }

@@ -122,21 +122,13 @@ impl Simulation {
         match ev {
             EventKind::TxDone { node, port } => self.on_tx_done(node, port),
             EventKind::Arrive { node, port } => self.on_arrive(node, port),
-            EventKind::PauseExpire {
-                node,
-                port,
-                generation,
-            } => {
+            EventKind::PauseExpire { node, port } => {
                 let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_pause_expire(node, port, generation, &mut ctx);
+                nodes[node as usize].on_pause_expire(node, port, &mut ctx);
             }
-            EventKind::XoffRefresh {
-                node,
-                port,
-                generation,
-            } => {
+            EventKind::XoffRefresh { node, port } => {
                 let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_xoff_refresh(node, port, generation, &mut ctx);
+                nodes[node as usize].on_xoff_refresh(node, port, &mut ctx);
             }
             EventKind::SourceArrival(s) => self.on_source(s as usize),
             EventKind::HostWake { node, generation } => {
