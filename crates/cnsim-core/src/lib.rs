@@ -40,7 +40,18 @@ pub fn resolve(
 ) -> Result<Scenario, ConfigError> {
     let mut all = overrides.to_vec();
     if let Some(s) = seed {
+        // TOML integers are i64, and the resolved scenario must hold its seed.
+        if s > i64::MAX as u64 {
+            return Err(ConfigError::field(
+                "seed",
+                format!("must be < 2^63 (got {s})"),
+            ));
+        }
         all.push(("seed".into(), s.to_string()));
     }
-    Scenario::from_toml(text, &all)
+    let scenario = Scenario::from_toml(text, &all)?;
+    // Routes and destinations are checked by building the network, so a scenario that
+    // resolves also runs (a sweep validates every point before running any).
+    sim::check_buildable(&scenario)?;
+    Ok(scenario)
 }

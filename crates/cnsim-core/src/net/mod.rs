@@ -12,7 +12,7 @@ use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
 use crate::stats::Counters;
 use frame::Frame;
 use host::Host;
-use port::Port;
+use port::{PauseTimer, Port};
 use switch::Switch;
 
 /// What an element may touch besides itself: the clock/event queue and global counters.
@@ -69,10 +69,14 @@ impl Node {
     /// The pause timer of port `p` fired: re-arm it if the pause was renewed, else resume.
     pub fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
         let now = ctx.q.now();
-        if let Some(at) = self.port_mut(p).on_pause_timer(now) {
-            ctx.q
-                .schedule(at, EventKind::PauseExpire { node: me, port: p });
-            return;
+        match self.port_mut(p).on_pause_timer(now) {
+            PauseTimer::Stale => return,
+            PauseTimer::Rearm(at) => {
+                ctx.q
+                    .schedule(at, EventKind::PauseExpire { node: me, port: p });
+                return;
+            }
+            PauseTimer::Expired => {}
         }
         if let Node::Host(h) = self {
             h.set_rate_limiters_paused(false, now);

@@ -23,6 +23,17 @@ pub struct PortStats {
     pub paused_since: Option<SimTime>,
 }
 
+/// What a pause timer event means when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseTimer {
+    /// A newer event replaced this one.
+    Stale,
+    /// The pause was renewed: fire again at this time.
+    Rearm(SimTime),
+    /// The pause is over: data may flow.
+    Expired,
+}
+
 pub struct Port {
     /// "node->peer": how this port appears in outputs.
     pub name: String,
@@ -43,10 +54,11 @@ pub struct Port {
     pub pipe: VecDeque<(SimTime, Frame)>,
     /// Data may not start before this time (PAUSE received from the peer).
     pub paused_until: SimTime,
-    /// A PauseExpire event is pending. Timers are lazy (one pending event per port): a
-    /// renewed pause moves `paused_until` and the pending event re-arms itself when it fires,
-    /// so a storm of PAUSE frames does not fill the event queue with stale timers.
-    pub pause_timer_pending: bool,
+    /// Time of the PauseExpire event that counts, if one is pending. Timers are lazy: a
+    /// renewed (longer) pause only moves `paused_until` and the pending event re-arms itself
+    /// when it fires, so a storm of PAUSE frames does not fill the event queue; a shorter
+    /// replacing pause schedules an earlier event and the later one becomes stale.
+    pub pause_timer_at: Option<SimTime>,
     /// This node has told the peer to pause (XOFF outstanding).
     pub xoff_sent: bool,
     /// When the outstanding XOFF must be re-sent, and whether a refresh event is pending.
@@ -77,7 +89,7 @@ impl Port {
             sending: None,
             pipe: VecDeque::new(),
             paused_until: SimTime::ZERO,
-            pause_timer_pending: false,
+            pause_timer_at: None,
             xoff_sent: false,
             xoff_refresh_due: SimTime::ZERO,
             xoff_timer_pending: false,
@@ -142,23 +154,25 @@ impl Port {
         if self.stats.paused_since.is_none() {
             self.stats.paused_since = Some(now);
         }
-        if self.pause_timer_pending {
+        if self.pause_timer_at.is_some_and(|t| t <= self.paused_until) {
             return None;
         }
-        self.pause_timer_pending = true;
+        self.pause_timer_at = Some(self.paused_until);
         Some(self.paused_until)
     }
 
-    /// The pending pause timer fired. Returns `Some(t)` to re-arm it at `t` (the pause was
-    /// renewed), or None when the port is no longer paused.
-    pub fn on_pause_timer(&mut self, now: SimTime) -> Option<SimTime> {
-        self.pause_timer_pending = false;
+    /// A pause timer event fired at `now`.
+    pub fn on_pause_timer(&mut self, now: SimTime) -> PauseTimer {
+        if self.pause_timer_at != Some(now) {
+            return PauseTimer::Stale;
+        }
+        self.pause_timer_at = None;
         if self.is_paused(now) {
-            self.pause_timer_pending = true;
-            return Some(self.paused_until);
+            self.pause_timer_at = Some(self.paused_until);
+            return PauseTimer::Rearm(self.paused_until);
         }
         self.note_unpaused(now);
-        None
+        PauseTimer::Expired
     }
 
     /// Closes the current paused interval (at XON or timer expiry).
@@ -225,15 +239,16 @@ mod tests {
         assert!(!p.is_paused(until));
         // A new PAUSE replaces the timer; XON ends it at once.
         let t1 = t0 + SimTime::from_micros(20);
-        // The timer event is already pending: no second one, but the expiry moves.
-        assert_eq!(p.receive_pause(10, t1), None);
-        assert_eq!(p.paused_until, t1 + SimTime::from_nanos(512));
+        // Shorter than the pending timer: it needs an earlier event of its own.
+        let short = t1 + SimTime::from_nanos(512);
+        assert_eq!(p.receive_pause(10, t1), Some(short));
         assert_eq!(p.receive_pause(0, t1), None);
         assert!(!p.is_paused(t1));
         assert_eq!(p.paused_time(t1), SimTime::from_micros(20));
-        // The stale event fires: nothing to re-arm.
-        assert_eq!(p.on_pause_timer(until), None);
-        assert!(!p.pause_timer_pending);
+        // Both events fire after XON: the current one finds the pause over, the old is stale.
+        assert_eq!(p.on_pause_timer(short), PauseTimer::Expired);
+        assert_eq!(p.on_pause_timer(until), PauseTimer::Stale);
+        assert_eq!(p.pause_timer_at, None);
     }
 
     #[test]
@@ -245,8 +260,25 @@ mod tests {
         assert_eq!(p.receive_pause(1, SimTime::ZERO), Some(SimTime(51_200)));
         // Renewed before it ends: the pending timer re-arms at the new expiry.
         assert_eq!(p.receive_pause(2, SimTime(51_000)), None);
-        assert_eq!(p.on_pause_timer(SimTime(51_200)), Some(SimTime(153_400)));
-        assert_eq!(p.on_pause_timer(SimTime(153_400)), None);
+        assert_eq!(
+            p.on_pause_timer(SimTime(51_200)),
+            PauseTimer::Rearm(SimTime(153_400))
+        );
+        assert_eq!(p.on_pause_timer(SimTime(153_400)), PauseTimer::Expired);
+    }
+
+    #[test]
+    fn shorter_replacing_pause_gets_its_own_timer() {
+        let mut p = port();
+        assert_eq!(
+            p.receive_pause(1000, SimTime::ZERO),
+            Some(SimTime(51_200_000))
+        );
+        // 1 quantum at 1 us: ends at 1.0512 us, long before the pending event.
+        let short = SimTime(1_051_200);
+        assert_eq!(p.receive_pause(1, SimTime::from_micros(1)), Some(short));
+        assert_eq!(p.on_pause_timer(short), PauseTimer::Expired);
+        assert_eq!(p.on_pause_timer(SimTime(51_200_000)), PauseTimer::Stale);
     }
 
     #[test]

@@ -408,9 +408,9 @@ pub const METRICS: &[&str] = &[
 impl Scenario {
     /// Parses TOML text, applies `--set path=value` overrides, fills defaults and validates.
     pub fn from_toml(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ConfigError> {
-        let mut value: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| ConfigError::Syntax(e.message().to_string()))?;
+        let mut value: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            ConfigError::Syntax(e.to_string().trim_end().to_string())
+        })?;
         for (path, v) in overrides {
             apply_override(&mut value, path, v)?;
         }

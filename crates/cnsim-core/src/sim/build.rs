@@ -226,7 +226,10 @@ fn build_sources(
                 DstSpec::One(d) if d == "uniform" => {
                     (0..sc.hosts.len() as u32).filter(|&h| h != host).collect()
                 }
-                DstSpec::One(d) => vec![index[d.as_str()]],
+                DstSpec::One(d) => vec![index[d.as_str()]]
+                    .into_iter()
+                    .filter(|&h| h != host)
+                    .collect(),
                 DstSpec::Many(list) => list
                     .iter()
                     .map(|d| index[d.as_str()])

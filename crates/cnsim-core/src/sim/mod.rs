@@ -18,6 +18,12 @@ use crate::time::SimTime;
 use crate::traffic::{Pattern, Source};
 pub use build::RateTarget;
 
+/// Checks what only building the network can: every traffic pair has a route, every source a
+/// destination other than itself.
+pub fn check_buildable(scenario: &Scenario) -> Result<(), ConfigError> {
+    build::build(scenario).map(|_| ())
+}
+
 /// How often (in events) the progress callback is called.
 const PROGRESS_EVERY_EVENTS: u64 = 1 << 20;
 

@@ -1,0 +1,281 @@
+//! Small builders for TOML scenarios and readers for the report, shared by the integration
+//! tests. Scenarios are written as TOML text (the crate's only input format), so every test
+//! also goes through parsing and validation exactly as a user's file does.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use cnsim_core::{run_toml, ConfigError, Report, Scenario};
+use serde_json::Value;
+
+/// 10 Gb/s, the line rate of every seed.
+pub const G10: f64 = 10e9;
+/// Frame size used throughout (the seeds count 1500 B frames on the wire).
+pub const MTU: f64 = 1500.0;
+/// Default control frame size (PAUSE is a 64 B MAC control frame).
+pub const CTRL: f64 = 64.0;
+
+/// A scenario under construction: top-level keys first, then tables in the order added.
+pub struct ScenarioToml {
+    head: String,
+    body: String,
+}
+
+impl ScenarioToml {
+    pub fn new(name: &str, duration_s: f64) -> Self {
+        ScenarioToml {
+            head: format!("name = \"{name}\"\nduration_s = {duration_s:?}\n"),
+            body: String::new(),
+        }
+    }
+
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.head += &format!("seed = {seed}\n");
+        self
+    }
+
+    pub fn probe_interval(mut self, s: f64) -> Self {
+        self.body += &format!("[report]\nprobe_interval_s = {s:?}\n");
+        self
+    }
+
+    pub fn host(self, name: &str) -> Self {
+        self.host_with(name, "")
+    }
+
+    /// A host with extra key = value lines (e.g. `rx_rate_bps = 2e9`).
+    pub fn host_with(mut self, name: &str, extra: &str) -> Self {
+        self.body += &format!("[[hosts]]\nname = \"{name}\"\n{extra}\n");
+        self
+    }
+
+    pub fn hosts(self, names: &[&str]) -> Self {
+        names.iter().fold(self, |s, n| s.host(n))
+    }
+
+    pub fn switch(self, name: &str) -> Self {
+        self.switch_with(name, "")
+    }
+
+    pub fn switch_with(mut self, name: &str, extra: &str) -> Self {
+        self.body += &format!("[[switches]]\nname = \"{name}\"\n{extra}\n");
+        self
+    }
+
+    pub fn link(self, a: &str, b: &str, rate_bps: f64, delay_s: f64) -> Self {
+        self.link_with(a, b, rate_bps, delay_s, "")
+    }
+
+    pub fn link_with(mut self, a: &str, b: &str, rate_bps: f64, delay_s: f64, extra: &str) -> Self {
+        self.body += &format!(
+            "[[links]]\nends = [\"{a}\", \"{b}\"]\nrate_bps = {rate_bps:?}\ndelay_s = {delay_s:?}\n{extra}\n"
+        );
+        self
+    }
+
+    /// A `[[traffic]]` entry; `extra` holds the kind-specific keys.
+    pub fn traffic(mut self, kind: &str, senders: &[&str], dst: &str, extra: &str) -> Self {
+        let senders: Vec<String> = senders.iter().map(|s| format!("\"{s}\"")).collect();
+        let dst = if dst.starts_with('[') {
+            dst.to_string()
+        } else {
+            format!("\"{dst}\"")
+        };
+        self.body += &format!(
+            "[[traffic]]\nkind = \"{kind}\"\nhosts = [{}]\ndst = {dst}\n{extra}\n",
+            senders.join(", ")
+        );
+        self
+    }
+
+    pub fn saturate(self, senders: &[&str], dst: &str) -> Self {
+        self.traffic("saturate", senders, dst, "")
+    }
+
+    pub fn bernoulli(self, senders: &[&str], dst: &str, load: f64) -> Self {
+        self.traffic("bernoulli", senders, dst, &format!("load = {load:?}"))
+    }
+
+    /// Raw TOML appended to the tables (e.g. `[congestion]`).
+    pub fn raw(mut self, text: &str) -> Self {
+        self.body += text;
+        self.body += "\n";
+        self
+    }
+
+    pub fn build(&self) -> String {
+        format!("{}\n{}", self.head, self.body)
+    }
+}
+
+pub fn try_run(
+    text: &str,
+    overrides: &[(&str, &str)],
+    seed: Option<u64>,
+) -> Result<Report, ConfigError> {
+    let overrides: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    // The progress callback returns false to cancel the run.
+    run_toml(text, &overrides, seed, &mut |_| true)
+}
+
+pub fn run(text: &str) -> Report {
+    try_run(text, &[], None).unwrap_or_else(|e| panic!("scenario rejected: {e}\n{text}"))
+}
+
+/// The error `run_toml` rejects a scenario (with overrides) with.
+pub fn run_error_of(text: &str, overrides: &[(&str, &str)]) -> ConfigError {
+    match try_run(text, overrides, None) {
+        Ok(_) => panic!("scenario ran but should not:\n{text}\noverrides {overrides:?}"),
+        Err(e) => e,
+    }
+}
+
+/// `cnsim_core::resolve` (parse, override, validate; no run) with `&str` overrides.
+pub fn resolve_with(text: &str, overrides: &[(&str, &str)]) -> Result<Scenario, ConfigError> {
+    let overrides: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    cnsim_core::resolve(text, &overrides, None)
+}
+
+/// The error `resolve` rejects a scenario (with overrides) with.
+pub fn error_of(text: &str, overrides: &[(&str, &str)]) -> ConfigError {
+    match resolve_with(text, overrides) {
+        Ok(_) => {
+            panic!("scenario was accepted but should not be:\n{text}\noverrides {overrides:?}")
+        }
+        Err(e) => e,
+    }
+}
+
+/// `summary` at a slash-separated path (`frames/dropped/total`, `per_port/sw->b/paused_frac`).
+pub fn at<'a>(summary: &'a Value, path: &str) -> &'a Value {
+    path.split('/').fold(summary, |v, k| {
+        v.get(k)
+            .unwrap_or_else(|| panic!("summary has no '{k}' on the way to '{path}': {v}"))
+    })
+}
+
+pub fn u(summary: &Value, path: &str) -> u64 {
+    at(summary, path)
+        .as_u64()
+        .unwrap_or_else(|| panic!("{path} is not an integer"))
+}
+
+pub fn f(summary: &Value, path: &str) -> f64 {
+    at(summary, path)
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number"))
+}
+
+/// The probe series (time_s, value) of `metric` for `entity`, in time order.
+pub fn series(report: &Report, metric: &str, entity: &str) -> Vec<(f64, f64)> {
+    let ts = &report.timeseries;
+    let m = ts
+        .metrics
+        .iter()
+        .position(|x| x == metric)
+        .unwrap_or_else(|| panic!("unknown metric {metric}")) as u32;
+    let e = ts
+        .entities
+        .iter()
+        .position(|x| x == entity)
+        .unwrap_or_else(|| panic!("no entity {entity}; known: {:?}", ts.entities))
+        as u32;
+    (0..ts.time_s.len())
+        .filter(|&i| ts.metric[i] == m && ts.entity[i] == e)
+        .map(|i| (ts.time_s[i], ts.value[i]))
+        .collect()
+}
+
+/// Values of a series whose sample time lies in [from_s, to_s].
+pub fn values_between(s: &[(f64, f64)], from_s: f64, to_s: f64) -> Vec<f64> {
+    s.iter()
+        .filter(|(t, _)| *t >= from_s - 1e-12 && *t <= to_s + 1e-12)
+        .map(|(_, v)| *v)
+        .collect()
+}
+
+pub fn mean(v: &[f64]) -> f64 {
+    assert!(!v.is_empty(), "mean of no values");
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+pub fn min(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+pub fn max(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// generated == delivered + dropped + in flight, both as reported and recomputed.
+pub fn assert_conserved(report: &Report) {
+    let s = &report.summary;
+    let generated = u(s, "frames/generated");
+    let delivered = u(s, "frames/delivered");
+    let dropped = u(s, "frames/dropped/total");
+    let in_flight = u(s, "frames/in_flight");
+    assert_eq!(
+        generated,
+        delivered + dropped + in_flight,
+        "generated {generated} != delivered {delivered} + dropped {dropped} + in flight {in_flight}"
+    );
+    assert_eq!(at(s, "frames/conserved"), &Value::Bool(true));
+    assert!(report.conserved);
+    // The network-wide counters agree with the per-element ones they summarise.
+    let sources = at(s, "per_source").as_object().expect("per_source");
+    let sum = |key: &str| -> u64 { sources.values().map(|v| v[key].as_u64().unwrap()).sum() };
+    assert_eq!(
+        sum("generated_frames"),
+        generated,
+        "sum of per-source generated"
+    );
+    assert_eq!(sum("rx_frames"), delivered, "sum of per-source received");
+    let switch_drops: u64 = at(s, "per_port")
+        .as_object()
+        .expect("per_port")
+        .values()
+        .filter(|v| v.get("peak_memory_bytes").is_some())
+        .map(|v| v["dropped_frames"].as_u64().unwrap())
+        .sum();
+    let at_switches = ["ingress", "shared", "egress"]
+        .iter()
+        .map(|p| u(s, &format!("frames/dropped/{p}")))
+        .sum::<u64>();
+    assert_eq!(
+        switch_drops, at_switches,
+        "switch drops vs ingress+shared+egress"
+    );
+}
+
+/// The summary without the fields that measure the machine rather than the simulation.
+pub fn deterministic_part(summary: &Value) -> Value {
+    let mut s = summary.clone();
+    let obj = s.as_object_mut().expect("summary is an object");
+    for k in [
+        "wall_time_s",
+        "events_per_s",
+        "frame_hops_per_s",
+        "wall_s_per_sim_s",
+    ] {
+        assert!(obj.remove(k).is_some(), "summary lost its '{k}' field");
+    }
+    s
+}
+
+/// Seconds a frame of `bytes` takes at `rate_bps`.
+pub fn tx_s(bytes: f64, rate_bps: f64) -> f64 {
+    bytes * 8.0 / rate_bps
+}
+
+pub fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= rel * want.abs(),
+        "{what}: got {got}, want {want} +- {:.1}%",
+        rel * 100.0
+    );
+}

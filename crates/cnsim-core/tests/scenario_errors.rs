@@ -1,0 +1,239 @@
+//! Errors a user can cause (scenario/mod.rs: "every error names the path of the field") and
+//! `--set path=value` overrides, which go through the same checks as the file.
+
+mod common;
+
+use cnsim_core::ConfigError;
+use common::*;
+
+/// a -> sw -> b, Bernoulli 50% from a.
+fn base() -> ScenarioToml {
+    ScenarioToml::new("base", 1e-3)
+        .hosts(&["a", "b"])
+        .switch("sw")
+        .link("a", "sw", G10, 1e-6)
+        .link("sw", "b", G10, 1e-6)
+        .bernoulli(&["a"], "b", 0.5)
+}
+
+/// The error names `path` (exactly, as `ConfigError::path`, and in its message) and gives a
+/// reason containing `reason`.
+fn assert_error(e: &ConfigError, path: &str, reason: &str) {
+    assert_eq!(e.path(), Some(path), "wrong path in: {e}");
+    let msg = e.to_string();
+    assert!(msg.starts_with(&format!("{path}: ")), "{msg}");
+    assert!(msg.contains(reason), "'{msg}' does not say '{reason}'");
+}
+
+#[test]
+fn the_base_scenario_is_valid() {
+    cnsim_core::resolve(&base().build(), &[], None).expect("valid");
+}
+
+#[test]
+fn unknown_key_is_named_with_its_path() {
+    let text = base()
+        .build()
+        .replace("name = \"a\"", "name = \"a\"\ncolour = \"red\"");
+    assert_error(
+        &error_of(&text, &[]),
+        "hosts[0].colour",
+        "unknown field `colour`",
+    );
+    let text = base().raw("[model]\nwire_overhead = 20").build();
+    assert_error(
+        &error_of(&text, &[]),
+        "model.wire_overhead",
+        "unknown field",
+    );
+}
+
+#[test]
+fn negative_rate_is_rejected() {
+    let text = base()
+        .build()
+        .replacen("rate_bps = 10000000000.0", "rate_bps = -1e9", 1);
+    assert_error(&error_of(&text, &[]), "links[0].rate_bps", "must be > 0");
+}
+
+#[test]
+fn load_above_one_is_rejected() {
+    let text = base().build().replace("load = 0.5", "load = 1.5");
+    assert_error(
+        &error_of(&text, &[]),
+        "traffic[0].load",
+        "must be in (0, 1] (got 1.5)",
+    );
+}
+
+#[test]
+fn malformed_toml_is_a_syntax_error() {
+    let text = base().build().replace("[[traffic]]", "[[traffic]");
+    let e = error_of(&text, &[]);
+    assert!(matches!(e, ConfigError::Syntax(_)), "{e:?}");
+    assert!(e.to_string().contains("not valid TOML"), "{e}");
+}
+
+#[test]
+fn malformed_toml_error_names_the_line() {
+    let text = base().build();
+    let line = text
+        .lines()
+        .position(|l| l == "[[traffic]]")
+        .expect("traffic table")
+        + 1;
+    let e = error_of(&text.replace("[[traffic]]", "[[traffic]"), &[]);
+    assert!(
+        e.to_string().contains(&format!("line {line}")),
+        "no line {line} in: {e}"
+    );
+}
+
+#[test]
+fn unknown_node_in_a_link_is_rejected() {
+    let text = base().link("sw", "nowhere", G10, 0.0).build();
+    assert_error(
+        &error_of(&text, &[]),
+        "links[2].ends",
+        "unknown node 'nowhere'",
+    );
+}
+
+#[test]
+fn host_with_two_links_is_rejected() {
+    let text = base().link("a", "b", G10, 0.0).build();
+    assert_error(
+        &error_of(&text, &[]),
+        "hosts[0]",
+        "must have exactly one link (has 2)",
+    );
+}
+
+#[test]
+fn bad_override_paths_are_rejected() {
+    let text = base().build();
+    for path in ["traffic[x].load", "traffic[0.load", "traffic..load", ""] {
+        let e = error_of(&text, &[(path, "0.3")]);
+        assert_error(&e, path, "bad override path");
+    }
+    assert_error(
+        &error_of(&text, &[("duration_s.x", "1")]),
+        "duration_s.x",
+        "non-table",
+    );
+    assert_error(
+        &error_of(&text, &[("name[0]", "1")]),
+        "name[0]",
+        "not a list",
+    );
+}
+
+#[test]
+fn override_index_out_of_range_is_rejected() {
+    assert_error(
+        &error_of(&base().build(), &[("traffic[3].load", "0.3")]),
+        "traffic[3].load",
+        "index 3 out of range ('traffic' has 1)",
+    );
+}
+
+#[test]
+fn override_of_the_wrong_type_is_rejected() {
+    let text = base().build();
+    assert_error(
+        &error_of(&text, &[("traffic[0].load", "abc")]),
+        "traffic[0].load",
+        "invalid type",
+    );
+    assert_error(
+        &error_of(&text, &[("links[1].rate_bps", "[1, 2]")]),
+        "links[1].rate_bps",
+        "invalid type",
+    );
+    assert_error(&error_of(&text, &[("seed", "1.5")]), "seed", "invalid type");
+}
+
+#[test]
+fn overrides_are_validated_like_the_file() {
+    assert_error(
+        &error_of(&base().build(), &[("traffic[0].load", "1.5")]),
+        "traffic[0].load",
+        "must be in (0, 1]",
+    );
+    assert_error(
+        &error_of(&base().build(), &[("hosts[1].colour", "1")]),
+        "hosts[1].colour",
+        "unknown field",
+    );
+}
+
+#[test]
+fn load_override_changes_the_offered_load() {
+    // Bernoulli: offered = load x 10 Gb/s; over 1 ms (833 slots) the binomial sd of the frame
+    // count at p = 0.5 is 14.4 frames = 1.7%, so 0.5 -> 5 Gb/s and 0.3 -> 3 Gb/s +- 10%.
+    let text = base().build();
+    let offered = |o: &[(&str, &str)]| {
+        let r = try_run(&text, o, None).expect("runs");
+        f(&r.summary, "per_source/a/offered_bps")
+    };
+    assert_close(offered(&[]), 5e9, 0.1, "offered at load 0.5");
+    assert_close(
+        offered(&[("traffic[0].load", "0.3")]),
+        3e9,
+        0.1,
+        "offered at load 0.3",
+    );
+}
+
+#[test]
+fn override_can_set_a_field_the_file_left_to_its_default() {
+    // b has no rx_rate_bps in the file; setting it to 1 Gb/s caps what b absorbs (5 Gb/s
+    // arrive): b receives ~1 Gb/s over 1 ms, minus the first frame's 2.2 us of latency.
+    let text = base().traffic("saturate", &["b"], "a", "").build();
+    let r = try_run(&text, &[("hosts[1].rx_rate_bps", "1e9")], None).expect("runs");
+    assert_close(
+        f(&r.summary, "per_source/b/rx_throughput_bps"),
+        1e9,
+        0.02,
+        "b rx",
+    );
+    let resolved = resolve_with(&text, &[("hosts[1].rx_rate_bps", "1e9")]).expect("valid");
+    assert_eq!(resolved.hosts[1].rx_rate_bps, Some(1e9));
+}
+
+#[test]
+fn the_seed_argument_overrides_the_file() {
+    let text = base().seed(5).build();
+    let s = cnsim_core::resolve(&text, &[], Some(9)).expect("valid");
+    assert_eq!(s.seed, 9);
+}
+
+#[test]
+fn seeds_are_63_bit_and_larger_ones_are_a_clear_error() {
+    // TOML integers are i64 and the resolved scenario stores its seed, so seeds live in
+    // [0, 2^63); a larger one is refused with the field named, never mangled.
+    let max = i64::MAX as u64;
+    let s = cnsim_core::resolve(&base().build(), &[], Some(max)).expect("2^63 - 1 is valid");
+    assert_eq!(s.seed, max);
+    for seed in [1u64 << 63, u64::MAX] {
+        let e = cnsim_core::resolve(&base().build(), &[], Some(seed)).expect_err("too large");
+        assert_error(&e, "seed", "2^63");
+    }
+}
+
+#[test]
+fn a_sender_cannot_be_its_own_single_destination() {
+    let text = base()
+        .build()
+        .replace("hosts = [\"a\"]", "hosts = [\"a\", \"b\"]");
+    let e = match try_run(&text, &[], None) {
+        Ok(r) => panic!(
+            "accepted; b sent {} frames, b received {}, port sw->b sent {}",
+            u(&r.summary, "per_source/b/tx_frames"),
+            u(&r.summary, "per_source/b/rx_frames"),
+            u(&r.summary, "per_port/sw->b/tx_frames"),
+        ),
+        Err(e) => e,
+    };
+    assert_error(&e, "traffic[0].dst", "itself");
+}
