@@ -43,16 +43,30 @@ pub enum EventKind {
     WindowMark(u8),
 }
 
+/// A scheduled event. `key` packs (time, insertion sequence) into one integer, time in the
+/// high 64 bits, so a single comparison orders by time and then FIFO.
 #[derive(Clone, Copy, Debug)]
 struct Scheduled {
-    time: SimTime,
-    seq: u64,
+    key: u128,
     kind: EventKind,
+}
+
+impl Scheduled {
+    fn new(time: SimTime, seq: u64, kind: EventKind) -> Self {
+        Scheduled {
+            key: ((time.ps() as u128) << 64) | seq as u128,
+            kind,
+        }
+    }
+
+    fn time(&self) -> SimTime {
+        SimTime((self.key >> 64) as u64)
+    }
 }
 
 impl PartialEq for Scheduled {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl Eq for Scheduled {}
@@ -60,10 +74,7 @@ impl Eq for Scheduled {}
 impl Ord for Scheduled {
     // Reversed: the heap is a max-heap, we want the earliest (then first-scheduled) on top.
     fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .time
-            .cmp(&self.time)
-            .then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
     }
 }
 impl PartialOrd for Scheduled {
@@ -103,11 +114,7 @@ impl EventQueue {
         debug_assert!(at >= self.now, "event scheduled in the past: {kind:?}");
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Scheduled {
-            time: at,
-            seq,
-            kind,
-        });
+        self.heap.push(Scheduled::new(at, seq, kind));
     }
 
     pub fn schedule_in(&mut self, delay: SimTime, kind: EventKind) {
@@ -117,11 +124,11 @@ impl EventQueue {
     /// Pops the next event at or before `end`, advancing the clock to it.
     pub fn pop_until(&mut self, end: SimTime) -> Option<EventKind> {
         let top = self.heap.peek()?;
-        if top.time > end {
+        if top.time() > end {
             return None;
         }
         let ev = self.heap.pop().expect("peeked");
-        self.now = ev.time;
+        self.now = ev.time();
         self.processed += 1;
         Some(ev.kind)
     }
