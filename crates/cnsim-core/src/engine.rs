@@ -33,7 +33,7 @@ pub enum EventKind {
     RpTimer {
         node: NodeIdx,
         dst: u32,
-        generation: u32,
+        ticket: u32,
     },
     /// A scheduled service-rate change; index into the simulation's rate-change table.
     RateChange(u32),

@@ -79,6 +79,15 @@ impl CongestionPoint {
         msg
     }
 
+    /// Size of the messages this CP sends (`cnm_bytes` / `bcn_bytes` of the scheme).
+    pub fn message_bytes(&self, scheme: &Scheme) -> u32 {
+        match scheme {
+            Scheme::Qcn(p) => p.cnm_bytes,
+            Scheme::Bcn(p) => p.bcn_bytes,
+            Scheme::None => 64,
+        }
+    }
+
     /// Last computed feedback (for probes).
     pub fn last_fb(&self) -> f64 {
         match &self.state {

@@ -150,8 +150,12 @@ impl QcnParams {
         }
         c.positive("sample_base_bytes", self.sample_base_bytes)?;
         check_jitter(&c, "sample_jitter", self.sample_jitter)?;
-        if self.cnm_bytes == 0 {
-            return Err(c.fail("cnm_bytes", "must be > 0 (got 0)"));
+        if self.cnm_bytes < 64 {
+            let got = self.cnm_bytes;
+            return Err(c.fail(
+                "cnm_bytes",
+                format!("must be >= 64, an Ethernet minimum frame (got {got})"),
+            ));
         }
         c.positive("bc_limit_bytes", self.bc_limit_bytes)?;
         check_jitter(&c, "bc_jitter", self.bc_jitter)?;

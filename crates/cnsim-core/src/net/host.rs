@@ -26,7 +26,11 @@ pub struct Voq {
     /// A saturating source is attached: frames of this size are made on demand.
     pub saturating_frame_bytes: Option<u32>,
     in_ring: bool,
-    timer_generation: Option<u32>,
+    /// Counts the timer events scheduled for this flow across all its limiters; an event
+    /// carries its count, so one left over from a released limiter never fires on the next.
+    timer_ticket: u32,
+    /// The ticket of the event that counts, and the limiter timer generation it was set for.
+    timer_pending: Option<(u32, u32)>,
     /// Probe entity id of the limiter ("host->dst"), interned on first use.
     pub probe_entity: Option<u32>,
 }
@@ -242,35 +246,42 @@ impl Host {
         };
         if limiter.is_released() {
             voq.limiter = None;
-            voq.timer_generation = None;
+            voq.timer_pending = None;
             return;
         }
-        if let Some((at, generation)) = limiter.timer() {
-            if voq.timer_generation != Some(generation) {
-                voq.timer_generation = Some(generation);
-                let at = at.max(ctx.q.now());
-                ctx.q.schedule(
-                    at,
-                    EventKind::RpTimer {
-                        node: me,
-                        dst,
-                        generation,
-                    },
-                );
-            }
+        let Some((at, generation)) = limiter.timer() else {
+            voq.timer_pending = None;
+            return;
+        };
+        if voq.timer_pending.is_some_and(|(_, g)| g == generation) {
+            return;
         }
+        voq.timer_ticket = voq.timer_ticket.wrapping_add(1);
+        voq.timer_pending = Some((voq.timer_ticket, generation));
+        let ticket = voq.timer_ticket;
+        ctx.q.schedule(
+            at.max(ctx.q.now()),
+            EventKind::RpTimer {
+                node: me,
+                dst,
+                ticket,
+            },
+        );
     }
 
-    pub fn on_rp_timer(&mut self, me: NodeIdx, dst: u32, generation: u32, ctx: &mut Ctx) {
+    pub fn on_rp_timer(&mut self, me: NodeIdx, dst: u32, ticket: u32, ctx: &mut Ctx) {
         let now = ctx.q.now();
         let voq = &mut self.voqs[dst as usize];
         let Some(limiter) = voq.limiter.as_mut() else {
             return;
         };
-        if voq.timer_generation != Some(generation) {
+        let Some((current, generation)) = voq.timer_pending else {
+            return;
+        };
+        if current != ticket {
             return;
         }
-        voq.timer_generation = None;
+        voq.timer_pending = None;
         limiter.on_timer(generation, now, &mut self.rng);
         self.after_limiter_change(me, dst, ctx);
         self.try_transmit(me, ctx);

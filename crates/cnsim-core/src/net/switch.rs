@@ -133,7 +133,8 @@ impl Switch {
         let queue_bytes = port.data_bytes;
         if let Some(cp) = self.cps[out].as_mut() {
             if let Some(msg) = cp.on_data_enqueue(queue_bytes, frame.bytes, frame.rl_tag) {
-                self.send_feedback(me, &frame, msg, ctx);
+                let bytes = cp.message_bytes(ctx.scheme);
+                self.send_feedback(me, &frame, msg, bytes, ctx);
             }
         }
         self.update_pause(me, in_port as usize, out, ctx);
@@ -141,8 +142,14 @@ impl Switch {
     }
 
     /// Sends a congestion message about `sampled` back to its source at control priority.
-    fn send_feedback(&mut self, me: NodeIdx, sampled: &Frame, msg: Payload, ctx: &mut Ctx) {
-        let bytes = ctx.control_bytes;
+    fn send_feedback(
+        &mut self,
+        me: NodeIdx,
+        sampled: &Frame,
+        msg: Payload,
+        bytes: u32,
+        ctx: &mut Ctx,
+    ) {
         let kind = match msg {
             Payload::Cnm { .. } => ControlKind::Cnm,
             Payload::Bcn {

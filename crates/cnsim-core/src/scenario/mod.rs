@@ -54,7 +54,8 @@ fn default_seed() -> u64 {
 pub struct ModelSpec {
     /// Bytes of preamble + inter-frame gap added to each frame on the wire (0 in the seeds).
     pub wire_overhead_bytes: u32,
-    /// Size of PAUSE, CNM and BCN frames.
+    /// Size of PAUSE frames (CNM and BCN sizes are `congestion.qcn.cnm_bytes` /
+    /// `congestion.bcn.bcn_bytes`).
     pub control_frame_bytes: u32,
 }
 
@@ -257,6 +258,7 @@ pub struct CongestionSpec {
 #[serde(deny_unknown_fields)]
 pub struct ReportSpec {
     /// Interval of the periodic probes (throughput, queues, rates).
+    #[serde(default = "default_probe_interval_s")]
     pub probe_interval_s: f64,
     /// Window over which per-source throughput, drops and fairness are counted exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -312,10 +314,14 @@ fn default_knee_fraction() -> f64 {
     0.5
 }
 
+fn default_probe_interval_s() -> f64 {
+    1e-3
+}
+
 impl Default for ReportSpec {
     fn default() -> Self {
         ReportSpec {
-            probe_interval_s: 1e-3,
+            probe_interval_s: default_probe_interval_s(),
             window_s: None,
             recovery: None,
             transient: None,

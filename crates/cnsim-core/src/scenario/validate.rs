@@ -154,6 +154,17 @@ impl Scenario {
                 }
             }
         }
+        let stray = match t.kind {
+            TrafficKind::Bernoulli => t.rate_bps.map(|_| "rate_bps"),
+            TrafficKind::Cbr => t.load.map(|_| "load"),
+            TrafficKind::Saturate => t.load.map(|_| "load").or(t.rate_bps.map(|_| "rate_bps")),
+        };
+        if let Some(field) = stray {
+            return Err(c.fail(
+                field,
+                format!("does not apply to kind = \"{:?}\"", t.kind).to_lowercase(),
+            ));
+        }
         match t.kind {
             TrafficKind::Bernoulli => match t.load {
                 Some(load) => c.in_open_closed("load", load, 0.0, 1.0)?,
@@ -216,6 +227,21 @@ impl HostSpec {
         }
         if let Some(w) = &self.rx_pause {
             validate_watermarks(w.xoff_bytes, w.xon_bytes, &format!("{path}.rx_pause"))?;
+            if w.quanta == 0 {
+                return Err(c.fail("rx_pause.quanta", "must be > 0 (0 is XON)"));
+            }
+        }
+        let has_rx_server = self.rx_rate_bps.is_some() || !self.rx_schedule.is_empty();
+        if !has_rx_server && (self.rx_buffer_bytes.is_some() || self.rx_pause.is_some()) {
+            let field = if self.rx_pause.is_some() {
+                "rx_pause"
+            } else {
+                "rx_buffer_bytes"
+            };
+            return Err(c.fail(
+                field,
+                "needs rx_rate_bps or rx_schedule (a receiver without a service rate never queues)",
+            ));
         }
         c.non_negative("response_delay_s", self.response_delay_s)
     }
@@ -296,6 +322,9 @@ impl ReportSpec {
             rc.non_negative("after_s", r.after_s)?;
             rc.positive("capacity_bps", r.capacity_bps)?;
             rc.in_open_closed("band", r.band, 0.0, 1.0)?;
+            if let Some(h) = r.hold_s {
+                rc.non_negative("hold_s", h)?;
+            }
             check_metric(&rc, "metric", &r.metric)?;
         }
         if let Some(t) = &self.transient {
@@ -312,6 +341,11 @@ impl ReportSpec {
             tc.in_open_closed("max_fraction", t.max_fraction, 0.0, 1.0)?;
             if let Some(r) = t.rtt_s {
                 tc.positive("rtt_s", r)?;
+            }
+            for (field, v) in [("start_s", t.start_s), ("end_s", t.end_s)] {
+                if let Some(v) = v {
+                    tc.non_negative(field, v)?;
+                }
             }
         }
         for (i, p) in self.plots.iter().enumerate() {

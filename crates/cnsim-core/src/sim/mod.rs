@@ -149,14 +149,10 @@ impl Simulation {
                     h.on_rx_done(node, &mut ctx);
                 }
             }
-            EventKind::RpTimer {
-                node,
-                dst,
-                generation,
-            } => {
+            EventKind::RpTimer { node, dst, ticket } => {
                 let (nodes, mut ctx) = self.ctx();
                 if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_rp_timer(node, dst, generation, &mut ctx);
+                    h.on_rp_timer(node, dst, ticket, &mut ctx);
                 }
             }
             EventKind::RateChange(i) => self.on_rate_change(i as usize),
