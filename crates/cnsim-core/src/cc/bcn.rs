@@ -180,6 +180,22 @@ impl Default for BcnParams {
 }
 
 impl BcnParams {
+    /// ECM as configured in seed 003 (IBM Zurich, May 2007) for M = 150 KB of memory per port:
+    /// Qeq = M/4, W = 2, 2% sampling, BCN-MAX at M, Qsc = 4M (BCN(0,0) off; turn it on with
+    /// `bcn00 = true`), drift on, Ru = Rmin = 1 Mb/s, gains from the formula (see the module
+    /// doc on Gi0). `scheme = "ecm"` starts from these and applies `[congestion.bcn]` over them.
+    pub fn ecm() -> BcnParams {
+        let m_bytes = 150_000.0;
+        BcnParams {
+            qeq_bytes: m_bytes / 4.0,
+            sampling: BcnSampling::Probability { p: 0.02 },
+            bcn_max_threshold_bytes: Some(m_bytes),
+            qsc_bytes: Some(4.0 * m_bytes),
+            drift: true,
+            ..BcnParams::default()
+        }
+    }
+
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         c.positive("fb_unit_bytes", self.fb_unit_bytes)?;

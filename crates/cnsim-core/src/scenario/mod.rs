@@ -241,6 +241,8 @@ pub enum Scheme {
     None,
     Qcn,
     Bcn,
+    /// BCN with ECM's defaults (`BcnParams::ecm`), overridden by `[congestion.bcn]`.
+    Ecm,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -420,6 +422,7 @@ impl Scenario {
         for (path, v) in overrides {
             apply_override(&mut value, path, v)?;
         }
+        apply_ecm_defaults(&mut value);
         let mut scenario: Scenario = deserialize_with_path(value)?;
         scenario.fill_defaults();
         scenario.validate()?;
@@ -441,9 +444,32 @@ impl Scenario {
             Scheme::Bcn if self.congestion.bcn.is_none() => {
                 self.congestion.bcn = Some(BcnParams::default())
             }
+            Scheme::Ecm if self.congestion.bcn.is_none() => {
+                self.congestion.bcn = Some(BcnParams::ecm())
+            }
             _ => {}
         }
     }
+}
+
+/// `scheme = "ecm"`: the user's `[congestion.bcn]` keys are laid over ECM's defaults, so a
+/// partial table keeps ECM's values (not plain BCN's) for what it leaves out.
+fn apply_ecm_defaults(root: &mut toml::Table) {
+    let Some(toml::Value::Table(cong)) = root.get_mut("congestion") else {
+        return;
+    };
+    if cong.get("scheme").and_then(|v| v.as_str()) != Some("ecm") {
+        return;
+    }
+    let toml::Value::Table(mut merged) =
+        toml::Value::try_from(BcnParams::ecm()).expect("serialisable")
+    else {
+        unreachable!("a struct serialises to a table");
+    };
+    if let Some(toml::Value::Table(user)) = cong.remove("bcn") {
+        merged.extend(user);
+    }
+    cong.insert("bcn".into(), toml::Value::Table(merged));
 }
 
 fn deserialize_with_path(value: toml::Table) -> Result<Scenario, ConfigError> {

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use crate::cc::bcn::BcnParams;
 use crate::cc::{CongestionPoint, Scheme};
 use crate::error::ConfigError;
 use crate::net::host::Host;
@@ -46,6 +47,9 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         scenario::Scheme::None => Scheme::None,
         scenario::Scheme::Qcn => Scheme::Qcn(sc.congestion.qcn.clone().unwrap_or_default()),
         scenario::Scheme::Bcn => Scheme::Bcn(sc.congestion.bcn.clone().unwrap_or_default()),
+        scenario::Scheme::Ecm => {
+            Scheme::Bcn(sc.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm))
+        }
     };
     let mut ports: Vec<Vec<Port>> = (0..n_hosts + sc.switches.len())
         .map(|_| Vec::new())
