@@ -4,6 +4,7 @@
     >>> result = cnsim.run("seed004-pause", set={"duration_s": 1.0})
     >>> result.series("host_tx_bps").sum(axis=1)   # aggregate throughput vs time
     >>> result.save("runs/pause")                    # scenario.toml, summary.json, parquet, plots
+    >>> study = cnsim.sweep("seed000-window-sweep")    # replications on every core; see sweeps
 
 The simulator is a Rust core (`cnsim._native`); `cnsim.analysis` and `cnsim.plots` are pure
 Python and import without it.
@@ -24,6 +25,7 @@ from cnsim.api import (
     run,
 )
 from cnsim.result import Result
+from cnsim.sweeps import SweepError, SweepResult, load_sweep, sweep
 
 
 def _version() -> str:
@@ -40,9 +42,13 @@ __all__ = [
     "Result",
     "ScenarioError",
     "ScenarioNotFoundError",
+    "SweepError",
+    "SweepResult",
     "__version__",
     "load_scenario",
+    "load_sweep",
     "presets",
     "resolve",
     "run",
+    "sweep",
 ]

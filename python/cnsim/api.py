@@ -78,7 +78,11 @@ def presets() -> dict[str, str]:
     """Preset names and the first line of each one's `description`, sorted by name."""
     out = {}
     for name, file in _preset_files().items():
-        description = tomllib.loads(file.read_text()).get("description", "")
+        data = tomllib.loads(file.read_text())
+        sweep = data.get("sweep")
+        description = data.get("description", "")
+        if isinstance(sweep, Mapping):  # a sweep preset: `cnsim sweep NAME`
+            description = "sweep: " + str(sweep.get("description", "")).strip()
         out[name] = description.strip().splitlines()[0] if description.strip() else ""
     return out
 
@@ -194,7 +198,9 @@ def override_pairs(overrides: Overrides) -> list[tuple[str, str]]:
 
 def resolve(scenario: Scenario, *, seed: int | None = None, set: Overrides = None) -> str:
     """The fully resolved scenario TOML (defaults filled) without running it."""
-    return native().resolve(scenario_text(scenario), override_pairs(set), seed)
+    text = scenario_text(scenario)
+    _refuse_sweep(scenario, text)
+    return native().resolve(text, override_pairs(set), seed)
 
 
 def run(
@@ -212,10 +218,23 @@ def run(
     simulated fraction done (0..1).
     """
     text = scenario_text(scenario)
+    _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
     with _progress_context(progress) as callback:
         raw = native().run(text, overrides=pairs, seed=seed, progress=callback)
     return Result.from_native(raw)
+
+
+def _refuse_sweep(scenario: Scenario, text: str) -> None:
+    """A sweep file is not a scenario: say which command runs it, not "unknown field sweep"."""
+    from cnsim.sweeps.spec import SweepError, is_sweep_text
+
+    if not is_sweep_text(text):
+        return
+    if isinstance(scenario, str | Path) and "\n" not in str(scenario):
+        message = f"{scenario} is a sweep, not a scenario; run it with `cnsim sweep {scenario}`"
+        raise SweepError(message)
+    raise SweepError("this TOML is a sweep, not a scenario; run it with cnsim.sweep()")
 
 
 def _progress_context(progress: ProgressArg) -> Any:

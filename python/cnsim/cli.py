@@ -1,4 +1,4 @@
-"""The `cnsim` command: run a preset or scenario file, list and show presets.
+"""The `cnsim` command: run a preset or scenario file, run a sweep, list and show presets.
 
 User mistakes (a bad field, an unknown preset, a missing file, a malformed --set) print one red
 `error:` line on stderr and exit with status 2, never a traceback: the message from the core
@@ -12,6 +12,7 @@ import tomllib
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -21,8 +22,9 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from cnsim import api, report
+from cnsim import api, report, sweeps
 from cnsim.result import Result
+from cnsim.sweeps import execute, terminal
 
 USAGE_ERROR = 2
 
@@ -38,6 +40,7 @@ stderr = Console(stderr=True)
 USER_ERRORS = (
     api.ScenarioError,
     api.OverrideSyntaxError,
+    sweeps.SweepError,
     tomllib.TOMLDecodeError,
     ImportError,
     OSError,
@@ -105,6 +108,75 @@ def run(
         result.save(out_dir, plots=not no_plots)
     if not quiet:
         stdout.print(report.summary_table(result, out_dir))
+
+
+INTERRUPTED = "interrupted: finished runs are saved; the same command resumes the sweep"
+
+
+class Keep(StrEnum):
+    """What a sweep keeps per run (runs.parquet is always written)."""
+
+    none = "none"
+    summary = "summary"
+    full = "full"
+
+
+@app.command()
+def sweep(
+    spec: Annotated[str, typer.Argument(help="Sweep preset name or sweep TOML file.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Study directory (default: runs/NAME); reruns resume."),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Local worker processes (default: all cores)."),
+    ] = None,
+    dask: Annotated[
+        str | None,
+        typer.Option(help="Run on this Dask scheduler (tcp://host:8786); needs the dask extra."),
+    ] = None,
+    keep: Annotated[
+        Keep, typer.Option(help="Per-run files kept: none, summary, or full (+ time series).")
+    ] = Keep.summary,
+    no_plots: Annotated[bool, typer.Option("--no-plots", help="Skip the PNG figures.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
+) -> None:
+    """Run every point x replication of a sweep; write runs.parquet, runs/<key>/, plots/.
+
+    Exits with status 1 when some runs failed (their errors are in runs.parquet); running the
+    same command again retries them and skips every run that finished.
+    """
+    with user_errors(), warnings_as_lines():
+        if jobs is not None and dask:  # checked before connecting to the cluster
+            raise sweeps.SweepError("--jobs and --dask exclude each other (the cluster decides)")
+        client = execute.connect(dask) if dask else None
+        try:
+            study = sweeps.sweep(
+                spec, out=out, jobs=jobs, client=client, keep=keep.value, progress=not quiet
+            )
+        except KeyboardInterrupt:
+            stderr.print(Text(INTERRUPTED, style="yellow"), soft_wrap=True)
+            raise typer.Exit(130) from None
+        finally:
+            if client is not None:
+                client.close()
+        if not no_plots:
+            study.plot()
+    if not quiet:
+        stdout.print(terminal.sweep_table(study))
+    if len(study.failed):
+        stderr.print(Text(failures_line(study), style="bold red"), soft_wrap=True)
+        raise typer.Exit(1)
+
+
+def failures_line(study: sweeps.SweepResult) -> str:
+    """How many runs failed and the first one's error (all are in runs.parquet)."""
+    first = study.failed.iloc[0]
+    return (
+        f"error: {len(study.failed)} of {len(study.runs)} runs failed; "
+        f"run {first['key']}: {first['error']}"
+    )
 
 
 @app.command()

@@ -1,0 +1,200 @@
+"""Where runs execute: in this process, on every local core, or on a Dask cluster.
+
+Local parallelism uses a process pool rather than threads. The core releases the GIL while it
+simulates, but each run also builds pandas tables, computes metrics and encodes files in
+Python, which threads would serialise; a process also confines a crash or a memory blow-up to
+one worker. Workers start from a fork server (spawn where there is none): forking a process
+that runs a progress-bar thread can deadlock the child.
+
+Every backend runs the same function, `run_one`, which never raises: a failure comes back as
+an outcome with status "error" so one bad run does not stop the others. Outcomes carry the
+summary and time series back to the caller, which alone writes the store; so a Dask worker on
+another machine needs no shared file system.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import os
+import socket
+import sys
+import time
+import uuid
+import warnings
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from cnsim import api
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """One run, as `cnsim run BASE --seed SEED --set OVERRIDE ...` would do it."""
+
+    key: str
+    base_toml: str
+    overrides: tuple[str, ...]
+    seed: int
+    keep_timeseries: bool = False
+
+
+@dataclass
+class RunOutcome:
+    """What came back from a run; `summary` and `timeseries` are None when it failed."""
+
+    key: str
+    status: str
+    error: str | None = None
+    elapsed_s: float = 0.0
+    worker: str = ""
+    warnings: list[str] = field(default_factory=list)
+    summary: dict[str, Any] | None = None
+    timeseries: bytes | None = None
+
+    def record(self, task: RunTask) -> dict[str, Any]:
+        """The run.json of this outcome: enough to re-run it alone."""
+        return {
+            "key": self.key,
+            "status": self.status,
+            "error": self.error,
+            "seed": task.seed,
+            "overrides": list(task.overrides),
+            "elapsed_s": self.elapsed_s,
+            "worker": self.worker,
+            "warnings": self.warnings,
+        }
+
+
+def run_one(task: RunTask) -> RunOutcome:
+    """Run one task; any exception becomes an outcome with status "error" and its message."""
+    start = time.perf_counter()
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = api.run(task.base_toml, seed=task.seed, set=list(task.overrides))
+            timeseries = _parquet(result.timeseries) if task.keep_timeseries else None
+        except Exception as exc:  # a failed run is data, not the end of the study
+            return RunOutcome(
+                key=task.key,
+                status="error",
+                error=f"{type(exc).__name__}: {exc}",
+                elapsed_s=time.perf_counter() - start,
+                worker=worker,
+            )
+    return RunOutcome(
+        key=task.key,
+        status="ok",
+        elapsed_s=time.perf_counter() - start,
+        worker=worker,
+        warnings=[str(w.message) for w in caught],
+        summary=result.summary,
+        timeseries=timeseries,
+    )
+
+
+def _parquet(frame: Any) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _lost(task: RunTask, exc: BaseException) -> RunOutcome:
+    """Outcome of a run whose worker died, or that the cluster could not run (no cnsim there)."""
+    error = f"worker lost: {type(exc).__name__}: {exc}"
+    return RunOutcome(key=task.key, status="error", error=error)
+
+
+# ---------------------------------------------------------------- backends
+
+
+def default_jobs() -> int:
+    """The cores this process may use (the affinity mask, not the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def outcomes(
+    tasks: Sequence[RunTask], *, jobs: int | None = None, client: Any = None
+) -> Iterator[RunOutcome]:
+    """Outcomes in completion order; closing the iterator cancels the runs not yet started."""
+    if not tasks:
+        return
+    if client is not None:
+        yield from _dask(tasks, client)
+        return
+    jobs = min(jobs or default_jobs(), len(tasks))
+    if jobs <= 1:
+        yield from (run_one(task) for task in tasks)
+        return
+    yield from _pool(tasks, jobs)
+
+
+def _pool(tasks: Sequence[RunTask], jobs: int) -> Iterator[RunOutcome]:
+    executor = ProcessPoolExecutor(max_workers=jobs, mp_context=_context())
+    try:
+        futures: dict[Future[RunOutcome], RunTask] = {
+            executor.submit(run_one, task): task for task in tasks
+        }
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # BrokenProcessPool: a worker died mid-run
+                yield _lost(futures[future], exc)
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """A fork server that has cnsim imported already (fast starts), else spawn.
+
+    Both re-import the caller's main script in each worker (so a script must call
+    `cnsim.sweep` under `if __name__ == "__main__":`, as with any process pool). A main
+    module with no file to re-import (`python - <script`) gets plain fork instead.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file and not os.path.isfile(main_file) and "fork" in methods:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["cnsim.sweeps.execute"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _dask(tasks: Sequence[RunTask], client: Any) -> Iterator[RunOutcome]:
+    distributed = import_distributed()
+    batch = uuid.uuid4().hex[:8]  # Dask keys name results; a second sweep must not reuse them
+    futures = {
+        client.submit(run_one, task, key=f"cnsim-run-{task.key}-{batch}", pure=False): task
+        for task in tasks
+    }
+    try:
+        for future in distributed.as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # KilledWorker, a lost connection
+                yield _lost(futures[future], exc)
+    finally:
+        client.cancel([f for f in futures if not f.done()])
+
+
+def import_distributed() -> Any:
+    """dask.distributed, or an ImportError that says how to install it."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(
+            "Dask is not installed; install it with `pip install 'cnsim[dask]'`"
+        ) from exc
+    return distributed
+
+
+def connect(address: str) -> Any:
+    """A Dask client for a scheduler address such as tcp://host:8786."""
+    return import_distributed().Client(address)

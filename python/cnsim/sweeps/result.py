@@ -1,0 +1,211 @@
+"""`SweepResult`: a study's runs table and the statistics the seeds plot from it.
+
+The table (one row per run) is the primary result; everything else is derived from it or
+from the per-run files of the store, so a study loaded from disk (`SweepResult.load`) answers
+the same questions as the one just run.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cnsim import analysis
+from cnsim.sweeps.errors import SweepError
+from cnsim.sweeps.spec import RUN_COLUMNS, Point, SweepSpec, load_sweep
+from cnsim.sweeps.store import BASE_FILE, PLOTS_DIR, SPEC_FILE, TABLE_FILE, Store
+
+# Student's t, 97.5 % quantile, for 1..30 degrees of freedom (the 95 % two-sided interval).
+T975 = (
+    12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
+    2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
+    2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
+)  # fmt: skip
+Z975 = 1.959963984540054
+
+
+def t975(dof: int) -> float:
+    """Student's t 97.5 % quantile; Cornish-Fisher expansion beyond the table (error < 1e-4)."""
+    if dof < 1:
+        return math.nan
+    if dof <= len(T975):
+        return T975[dof - 1]
+    z = Z975
+    return (
+        z
+        + (z**3 + z) / (4 * dof)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * dof**3)
+    )
+
+
+def ci95(std: float, n: int) -> float:
+    """Half-width of the 95 % confidence interval of a mean of n samples: t * std / sqrt(n)."""
+    return t975(n - 1) * std / math.sqrt(n) if n > 1 else math.nan
+
+
+class SweepResult:
+    """A study: `runs` (one row per run), the `spec` it came from and its store `out_dir`."""
+
+    def __init__(
+        self,
+        spec: SweepSpec,
+        runs: pd.DataFrame,
+        out_dir: str | Path,
+        *,
+        keep: str | None = None,
+        executed: int = 0,
+        reused: int = 0,
+    ) -> None:
+        self.spec = spec
+        self.runs = runs
+        self.out_dir = Path(out_dir)
+        self.keep = keep
+        self.executed = executed  # runs this call executed
+        self.reused = reused  # runs this call found finished in the store
+
+    @classmethod
+    def load(cls, out_dir: str | Path) -> SweepResult:
+        """Read a study directory written by `cnsim.sweep` (its sweep.toml and runs.parquet)."""
+        out_dir = Path(out_dir)
+        spec = load_sweep(out_dir / SPEC_FILE)
+        return cls(spec, pd.read_parquet(out_dir / TABLE_FILE), out_dir)
+
+    # ------------------------------------------------------------ the table
+
+    @property
+    def parameters(self) -> list[str]:
+        """Swept parameter paths (columns of `runs`)."""
+        return self.spec.parameters
+
+    @property
+    def metrics(self) -> list[str]:
+        """Collected metric paths (the remaining columns of `runs`)."""
+        fixed = {"point", *RUN_COLUMNS, *self.parameters}
+        return [c for c in self.runs.columns if c not in fixed]
+
+    @property
+    def ok(self) -> pd.DataFrame:
+        """Rows of the runs that finished."""
+        return self.runs[self.runs["status"] == "ok"]
+
+    @property
+    def failed(self) -> pd.DataFrame:
+        """Rows of the runs that raised; `error` says why."""
+        return self.runs[self.runs["status"] == "error"]
+
+    def aggregate(self, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+        """Per point and numeric metric: n, mean, std (n-1) and ci95 over the finished runs.
+
+        Long format, one row per (point, metric), with the point's parameters as columns;
+        ci95 is the half-width of the 95 % confidence interval of the mean (Student's t).
+        """
+        names = [m for m in (metrics or self.metrics) if _numeric(self.runs, m)]
+        rows = []
+        for point, group in self.runs.groupby("point", sort=True):
+            params = group.iloc[0][self.parameters].to_dict()
+            ok = group[group["status"] == "ok"]
+            for metric in names:
+                rows.append({"point": point, **params, "metric": metric, **_stats(ok[metric])})
+        columns = ["point", *self.parameters, "metric", "n", "mean", "std", "ci95"]
+        return pd.DataFrame(rows, columns=columns)
+
+    # ------------------------------------------------------------ time series
+
+    def timeseries_mean(self, metric: str, entities: analysis.Patterns = None) -> pd.DataFrame:
+        """Per point, the replication mean of `metric` summed over `entities` (globs ok).
+
+        Index time_s, one column per point: the averaged series that seed 001's initial data
+        deletion works on. Needs the runs' time series (`keep="full"`).
+        """
+        columns = {}
+        for point, group in self.ok.groupby("point", sort=True):
+            series = [self._aggregate_series(key, metric, entities) for key in group["key"]]
+            columns[point] = analysis.replication_mean(series)
+        table = pd.DataFrame(columns)
+        table.columns.name = "point"
+        return table
+
+    def transient_durations(
+        self, metric: str = "host_rx_bps", entities: analysis.Patterns = None, **kwargs: Any
+    ) -> pd.DataFrame:
+        """Per point, the transient of the replication-averaged series (seed 001's method).
+
+        `kwargs` go to `cnsim.analysis.transient_duration` (start_s, end_s, method...).
+        """
+        means = self.timeseries_mean(metric, entities)
+        rows = []
+        for point in means.columns:
+            found = analysis.transient_duration(means[point].dropna(), **kwargs)
+            rows.append(
+                {
+                    **self._params(point),
+                    "n": int((self.ok["point"] == point).sum()),
+                    "transient_duration_s": found.duration_s,
+                    "transient_end_s": found.end_s,
+                }
+            )
+        columns = ["point", *self.parameters, "n", "transient_duration_s", "transient_end_s"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def _aggregate_series(self, key: str, metric: str, entities: analysis.Patterns) -> pd.Series:
+        path = Store(self.out_dir).timeseries_path(key)
+        if not path.is_file():
+            raise SweepError(
+                f"run {key} kept no time series; run the sweep with keep='full' (--keep full)"
+            )
+        return analysis.aggregate(pd.read_parquet(path), metric, entities)
+
+    def _params(self, point: int) -> dict[str, Any]:
+        row = self.runs[self.runs["point"] == point].iloc[0]
+        return {"point": point, **row[self.parameters].to_dict()}
+
+    # ------------------------------------------------------------ runs one by one
+
+    def summary(self, key: str) -> dict[str, Any]:
+        """A run's summary.json (kept unless keep="none")."""
+        return Store(self.out_dir).summary(key)
+
+    def command(self, key: str) -> str:
+        """The `cnsim run` command line that repeats one run of the study exactly."""
+        row = self.runs[self.runs["key"] == key]
+        if row.empty:
+            raise KeyError(f"no run {key!r} in this study")
+        point = self.spec.points()[int(row.iloc[0]["point"])]
+        return run_command(self.out_dir / BASE_FILE, int(row.iloc[0]["seed"]), self.spec, point)
+
+    # ------------------------------------------------------------ figures
+
+    def plot(self, out_dir: str | Path | None = None) -> list[Path]:
+        """Draw the [[sweep.plots]] (or one mean plot per metric) as PNGs; return their paths."""
+        from cnsim.sweeps.plots import make_sweep_plots
+
+        return make_sweep_plots(self, Path(out_dir) if out_dir else self.out_dir / PLOTS_DIR)
+
+    def __repr__(self) -> str:
+        counts = self.runs["status"].value_counts().to_dict()
+        return f"<cnsim.SweepResult {self.spec.name!r} runs={counts} out_dir={str(self.out_dir)!r}>"
+
+
+def run_command(base: Path, seed: int, spec: SweepSpec, point: Point) -> str:
+    """`cnsim run BASE --seed S --set PATH=VALUE ...`, quoted for a POSIX shell."""
+    sets = " ".join(f"--set {shlex.quote(item)}" for item in spec.overrides(point))
+    return f"cnsim run {shlex.quote(str(base))} --seed {seed} {sets}".rstrip()
+
+
+def _numeric(runs: pd.DataFrame, column: str) -> bool:
+    return column in runs and pd.api.types.is_numeric_dtype(runs[column])
+
+
+def _stats(values: pd.Series) -> dict[str, Any]:
+    x = values.dropna().to_numpy(dtype=float)
+    n = int(x.size)
+    mean = float(np.mean(x)) if n else math.nan
+    std = float(np.std(x, ddof=1)) if n > 1 else math.nan
+    return {"n": n, "mean": mean, "std": std, "ci95": ci95(std, n)}
