@@ -14,6 +14,8 @@ pub struct WindowCounters {
     pub start_s: f64,
     pub end_s: f64,
     pub per_host: Vec<HostCounters>,
+    /// (port name, peak queue within the window) for every switch port.
+    pub port_peak_queue_bytes: Vec<(String, u64)>,
 }
 
 pub struct Report {
@@ -135,6 +137,11 @@ fn window_json(names: &[&str], w: &WindowCounters) -> Value {
         "frames_transmitted": sum(|c| c.tx_frames),
         "frames_received": sum(|c| c.rx_frames),
         "frames_dropped_at_sources": sum(|c| c.dropped_frames),
+        "per_port": w
+            .port_peak_queue_bytes
+            .iter()
+            .map(|(name, peak)| (name.clone(), json!({"peak_queue_bytes": peak})))
+            .collect::<Map<String, Value>>(),
     })
 }
 

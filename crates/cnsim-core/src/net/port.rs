@@ -14,6 +14,8 @@ pub struct PortStats {
     pub tx_bytes: u64,
     pub data_tx_bytes: u64,
     pub peak_queue_bytes: u64,
+    /// Peak since the report window opened (reset at the window's start).
+    pub window_peak_queue_bytes: u64,
     /// Integral of the data queue over time, in byte-picoseconds (for the mean queue).
     pub queue_area: f64,
     pub last_queue_change: SimTime,
@@ -136,6 +138,8 @@ impl Port {
         if added {
             self.data_bytes += bytes;
             self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(self.data_bytes);
+            self.stats.window_peak_queue_bytes =
+                self.stats.window_peak_queue_bytes.max(self.data_bytes);
         } else {
             self.data_bytes -= bytes;
         }

@@ -40,6 +40,8 @@ pub struct Simulation {
     probe_interval: SimTime,
     probe_state: probe::ProbeState,
     window_marks: [Option<Vec<HostCounters>>; 2],
+    /// Switch port queue peaks over the report window, taken at its end.
+    window_port_peaks: Option<Vec<(String, u64)>>,
     control_bytes: u32,
     pub stopped_early: bool,
 }
@@ -62,6 +64,7 @@ impl Simulation {
             probe_interval,
             probe_state: probe::ProbeState::default(),
             window_marks: [None, None],
+            window_port_peaks: None,
             stopped_early: false,
             scenario,
         };
@@ -157,9 +160,7 @@ impl Simulation {
             }
             EventKind::RateChange(i) => self.on_rate_change(i as usize),
             EventKind::Probe => self.on_probe(),
-            EventKind::WindowMark(which) => {
-                self.window_marks[which as usize] = Some(self.host_counters());
-            }
+            EventKind::WindowMark(which) => self.on_window_mark(which),
         }
     }
 
@@ -255,6 +256,33 @@ impl Simulation {
             .collect()
     }
 
+    fn on_window_mark(&mut self, which: u8) {
+        self.window_marks[which as usize] = Some(self.host_counters());
+        if which == 0 {
+            for port in self.switch_ports_mut() {
+                port.stats.window_peak_queue_bytes = port.data_bytes;
+            }
+        } else {
+            self.window_port_peaks = Some(self.switch_port_peaks());
+        }
+    }
+
+    fn switch_ports_mut(&mut self) -> impl Iterator<Item = &mut crate::net::port::Port> {
+        self.nodes.iter_mut().flat_map(|n| match n {
+            Node::Switch(s) => s.ports.iter_mut(),
+            Node::Host(_) => [].iter_mut(),
+        })
+    }
+
+    fn switch_port_peaks(&self) -> Vec<(String, u64)> {
+        self.nodes
+            .iter()
+            .filter(|n| matches!(n, Node::Switch(_)))
+            .flat_map(|n| n.ports().iter())
+            .map(|p| (p.name.clone(), p.stats.window_peak_queue_bytes))
+            .collect()
+    }
+
     fn window_counters(&self) -> Option<WindowCounters> {
         let [a, b] = self.scenario.report.window_s?;
         let start = self.window_marks[0].clone()?;
@@ -265,6 +293,10 @@ impl Simulation {
             start_s: a,
             end_s: b,
             per_host: end.iter().zip(&start).map(|(e, s)| e.minus(s)).collect(),
+            port_peak_queue_bytes: self
+                .window_port_peaks
+                .clone()
+                .unwrap_or_else(|| self.switch_port_peaks()),
         })
     }
 
