@@ -129,6 +129,7 @@ def test_window_sweep_preset_is_the_seed_experiment():
     assert sweep.n_runs == 150
     assert [(p.y, p.stat) for p in sweep.plots] == [
         ("per_port.core->ep4.peak_queue_bytes", "mean"),
+        ("window.per_port.core->ep4.peak_queue_bytes", "mean"),
         ("window.fairness_index", "mean"),
         ("window.fairness_index", "std"),
     ]
