@@ -377,7 +377,7 @@ def test_aggregate_of_real_runs(pool_study):
 # ---------------------------------------------------------------- plots
 
 
-def test_window_sweep_preset_runs_and_draws_its_three_plots(tmp_path):
+def test_window_sweep_preset_runs_and_draws_its_plots(tmp_path):
     short = replace(cnsim.load_sweep("seed000-window-sweep"), replications=2)
     short = replace(short, grid={WINDOW: [10_000, 100_000]})
     done = cnsim.sweep(short, out=tmp_path / "study", jobs=2, progress=False)
@@ -385,6 +385,7 @@ def test_window_sweep_preset_runs_and_draws_its_three_plots(tmp_path):
     drawn = done.plot()
     assert [p.name for p in drawn] == [
         "averaged_peak_queue.png",
+        "averaged_peak_queue_in_window.png",
         "fairness_index.png",
         "fairness_index_std.png",
     ]
