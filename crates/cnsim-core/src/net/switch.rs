@@ -36,6 +36,9 @@ pub struct Switch {
     pub pause: Option<SwitchPause>,
     global_over: bool,
     ingress_over: Vec<bool>,
+    /// Ports data has arrived on: only they are inputs a global or egress trigger pauses, so
+    /// no PAUSE frames take bandwidth from a port that only sends (the congested downlink).
+    active_input: Vec<bool>,
     egress_over: Vec<bool>,
     egress_over_count: u32,
     /// Congestion point of each output queue (None: CP detection off or no scheme).
@@ -56,6 +59,7 @@ impl Switch {
             pause,
             global_over: false,
             ingress_over: Vec::new(),
+            active_input: Vec::new(),
             egress_over: Vec::new(),
             egress_over_count: 0,
             cps: Vec::new(),
@@ -68,6 +72,7 @@ impl Switch {
         let n = self.ports.len();
         self.ingress_bytes = vec![0; n];
         self.ingress_over = vec![false; n];
+        self.active_input = vec![false; n];
         self.egress_over = vec![false; n];
         self.cps.resize_with(n, || None);
     }
@@ -124,6 +129,12 @@ impl Switch {
             return;
         }
         frame.ingress = in_port;
+        if !self.active_input[in_port as usize] {
+            self.active_input[in_port as usize] = true;
+            if self.pause.is_some() {
+                self.reconcile(me, in_port as usize, ctx);
+            }
+        }
         self.memory_bytes += bytes;
         self.peak_memory_bytes = self.peak_memory_bytes.max(self.memory_bytes);
         self.ingress_bytes[in_port as usize] += bytes;
@@ -245,9 +256,12 @@ impl Switch {
         }
     }
 
-    /// Should the peer on port `p` be paused? Global: all inputs; ingress: that input; egress:
-    /// every port but the congested output itself.
+    /// Should the peer on port `p` be paused? Global: every input; ingress: that input; egress:
+    /// every input but the congested output itself. An input is a port data has arrived on.
     fn wants_pause(&self, p: usize) -> bool {
+        if !self.active_input[p] {
+            return false;
+        }
         let others_congested = self.egress_over_count - self.egress_over[p] as u32;
         self.global_over || self.ingress_over[p] || others_congested > 0
     }
