@@ -245,3 +245,13 @@ def test_cli_malformed_file(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "TOML" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_cli_prints_and_writes_the_window_table(tmp_path: Path) -> None:
+    out = tmp_path / "s002"
+    proc = cli("run", "seed002-bcn-baseline", "--no-plots", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "window 5-95 ms, per source" in proc.stdout
+    rows = (out / "window_per_source.csv").read_text().splitlines()
+    assert rows[0].startswith("source,throughput_gbps")
+    assert [r.split(",")[0] for r in rows[1:]] == ["ep0", "ep1", "ep2", "ep3"]

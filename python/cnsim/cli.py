@@ -108,6 +108,9 @@ def run(
         result.save(out_dir, plots=not no_plots)
     if not quiet:
         stdout.print(report.summary_table(result, out_dir))
+        window = report.window_table(result.summary)
+        if window is not None:
+            stdout.print(window)
 
 
 INTERRUPTED = "interrupted: finished runs are saved; the same command resumes the sweep"

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -25,6 +26,7 @@ SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
 TIMESERIES_FILE = "timeseries.parquet"
 PLOTS_DIR = "plots"
+WINDOW_TABLE_FILE = "window_per_source.csv"
 
 
 # ---------------------------------------------------------------- files
@@ -37,6 +39,9 @@ def write_run(result: Result, out_dir: Path, *, plots: bool = True) -> Path:
     summary = json.dumps(strict_json(result.summary), indent=2, allow_nan=False)
     (out_dir / SUMMARY_FILE).write_text(summary + "\n")
     result.timeseries.to_parquet(out_dir / TIMESERIES_FILE, index=False)
+    table = window_per_source(result.summary)
+    if table is not None:
+        table.to_csv(out_dir / WINDOW_TABLE_FILE, index=False)
     if plots:
         from cnsim.plots import make_plots
 
@@ -45,6 +50,51 @@ def write_run(result: Result, out_dir: Path, *, plots: bool = True) -> Path:
             stale.unlink()
         make_plots(result, plot_dir)
     return out_dir
+
+
+def window_per_source(summary: Mapping[str, Any]) -> pd.DataFrame | None:
+    """The per-source table over [report].window_s (seed 002's table), sending hosts only:
+    throughput and frames generated, transmitted and dropped at the source in the window."""
+    window = summary.get("window")
+    if not window:
+        return None
+    rows = [
+        {
+            "source": name,
+            "throughput_gbps": row["throughput_bps"] / 1e9,
+            "frames_generated": row["generated_frames"],
+            "frames_transmitted": row["tx_frames"],
+            "frames_dropped_at_source": row["dropped_frames"],
+        }
+        for name, row in window["per_source"].items()
+        if row["generated_frames"] > 0
+    ]
+    return pd.DataFrame(rows)
+
+
+def window_table(summary: Mapping[str, Any]) -> Table | None:
+    """The window table for the terminal, with the window's totals as a caption."""
+    frame = window_per_source(summary)
+    if frame is None or frame.empty:
+        return None
+    w = summary["window"]
+    title = f"window {w['start_s'] * 1e3:g}-{w['end_s'] * 1e3:g} ms, per source"
+    table = Table(title=title)
+    for column in ["source", "throughput (Gb/s)", "generated", "transmitted", "dropped at source"]:
+        table.add_column(column, justify="left" if column == "source" else "right")
+    for row in frame.itertuples(index=False):
+        table.add_row(
+            row.source,
+            f"{row.throughput_gbps:.2f}",
+            _count(row.frames_generated),
+            _count(row.frames_transmitted),
+            _count(row.frames_dropped_at_source),
+        )
+    table.caption = (
+        f"frames generated {_count(w['frames_generated'])}, "
+        f"received {_count(w['frames_received'])}; fairness index {_num(w['fairness_index'])}"
+    )
+    return table
 
 
 def strict_json(value: Any) -> Any:
