@@ -420,3 +420,72 @@ impl Host {
         queued + self.port.data_frames_held() + self.rx.queue.len() as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::qcn::QcnParams;
+    use crate::cc::Scheme;
+    use crate::engine::EventQueue;
+    use crate::rng::{stream, StreamKind};
+    use crate::stats::Counters;
+
+    fn cnm(qfb: u8) -> Frame {
+        Frame::control(Payload::Cnm { qfb, cpid: 0 }, 0, 0, 1, 64, SimTime::ZERO)
+    }
+
+    /// The newest RP timer ticket among the pending events (the clock moves to the last one).
+    fn newest_ticket(q: &mut EventQueue) -> u32 {
+        std::iter::from_fn(|| q.pop_until(SimTime::MAX))
+            .filter_map(|ev| match ev {
+                EventKind::RpTimer { ticket, .. } => Some(ticket),
+                _ => None,
+            })
+            .max()
+            .expect("an RP timer event was scheduled")
+    }
+
+    /// A timer event left over from a released limiter must not fire on the flow's next one.
+    #[test]
+    fn stale_timer_of_a_released_limiter_is_ignored() {
+        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
+        let mut host = Host::new(
+            0,
+            "h".into(),
+            port,
+            2,
+            stream(1, StreamKind::ReactionPoint, 0),
+        );
+        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
+        let scheme = Scheme::Qcn(QcnParams::default());
+        let mut ctx = Ctx {
+            q: &mut q,
+            counters: &mut counters,
+            scheme: &scheme,
+            control_bytes: 64,
+        };
+        host.receive(0, cnm(63), &mut ctx);
+        // Release the first limiter as reaching line rate would, then install a second one.
+        host.voqs[1].limiter = None;
+        host.voqs[1].timer_pending = None;
+        host.receive(0, cnm(63), &mut ctx);
+        let stale = 1;
+        host.on_rp_timer(0, 1, stale, &mut ctx);
+        let Some(Limiter::Qcn(rp)) = &host.voqs[1].limiter else {
+            panic!("QCN limiter")
+        };
+        assert_eq!(
+            rp.timer_stage(),
+            0,
+            "the stale event fired on the new limiter"
+        );
+        // The new limiter's own event does fire.
+        let current = newest_ticket(ctx.q);
+        assert_ne!(current, stale);
+        host.on_rp_timer(0, 1, current, &mut ctx);
+        let Some(Limiter::Qcn(rp)) = &host.voqs[1].limiter else {
+            panic!("QCN limiter")
+        };
+        assert_eq!(rp.timer_stage(), 1);
+    }
+}
