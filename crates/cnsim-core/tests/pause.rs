@@ -154,8 +154,11 @@ impl OneHost {
                     self.node.try_transmit(node, port, &mut ctx);
                 }
                 EventKind::Arrive { node, port } => {
+                    // Hosts hand whole frames to the link (no TxDone event): a frame's
+                    // transmission ended one link delay before it arrives.
                     let p = self.node.port_mut(port);
-                    p.pipe.pop_front().expect("Arrive on an empty pipe");
+                    let (arrival, frame) = p.pipe.pop_front().expect("Arrive on an empty pipe");
+                    self.tx_done.push((arrival - p.delay, frame.is_data()));
                     if let Some(&(next, _)) = p.pipe.front() {
                         ctx.q.schedule(next, EventKind::Arrive { node, port });
                     }

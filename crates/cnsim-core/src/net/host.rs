@@ -9,7 +9,7 @@ use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
 use crate::net::frame::{Frame, HostId, Payload};
 use crate::net::port::Port;
-use crate::net::{schedule_tx_done, Ctx};
+use crate::net::Ctx;
 use crate::rng::SimRng;
 use crate::scenario::Watermarks;
 use crate::stats::{DropPlace, HostCounters};
@@ -70,6 +70,8 @@ pub struct Host {
     pub nic_limit_bytes: Option<u64>,
     wake_generation: u32,
     wake_at: SimTime,
+    /// The NIC finishes its current frame at this time (frames are handed to the link whole).
+    free_at: SimTime,
     pub rx: Receiver,
     pub counters: HostCounters,
     /// Randomness of this host's reaction points.
@@ -89,6 +91,7 @@ impl Host {
             nic_limit_bytes: None,
             wake_generation: 0,
             wake_at: SimTime::MAX,
+            free_at: SimTime::ZERO,
             rx: Receiver::default(),
             counters: HostCounters::default(),
             rng,
@@ -145,24 +148,79 @@ impl Host {
         self.try_transmit(me, ctx);
     }
 
+    /// The NIC scheduler: control frames first, then (unless paused) the next VOQ in round-robin
+    /// order whose limiter allows a frame. One wake-up event per decision: at the end of the
+    /// frame, or later when every queue with work is held by its limiter.
     pub fn try_transmit(&mut self, me: NodeIdx, ctx: &mut Ctx) {
         let now = ctx.q.now();
-        if self.port.is_busy() {
+        if now < self.free_at {
+            self.wake(me, self.free_at, ctx);
             return;
         }
-        if let Some(ctrl) = self.port.ctrl_q.pop_front() {
-            let done = self.port.begin_tx(ctrl, now);
-            schedule_tx_done(ctx, done, me, 0);
-            return;
-        }
-        if self.port.is_paused(now) {
-            return;
-        }
-        if let Some(dst) = self.pick_voq(me, now, ctx) {
+        let sent = if let Some(ctrl) = self.port.ctrl_q.pop_front() {
+            self.send(me, ctrl, now, ctx);
+            true
+        } else if self.port.is_paused(now) {
+            false
+        } else if let Some(dst) = self.pick_voq(me, now, ctx) {
             let frame = self.take_frame(dst, now, ctx);
-            let done = self.port.begin_tx(frame, now);
-            schedule_tx_done(ctx, done, me, 0);
+            self.send(me, frame, now, ctx);
             self.after_transmit(me, dst, frame.bytes, now, ctx);
+            true
+        } else {
+            false
+        };
+        if sent {
+            self.plan_next_decision(me, now, ctx);
+        }
+    }
+
+    fn send(&mut self, me: NodeIdx, frame: Frame, now: SimTime, ctx: &mut Ctx) {
+        let (done, arrival) = self.port.send_whole(frame, now);
+        if let Some(at) = arrival {
+            ctx.q.schedule(at, EventKind::Arrive { node: me, port: 0 });
+        }
+        ctx.counters.frame_hops += 1;
+        self.free_at = done;
+    }
+
+    /// After a frame: wake when the NIC is free, or when the first limiter releases if that is
+    /// later; no event at all when nothing waits (new work wakes the host itself).
+    fn plan_next_decision(&mut self, me: NodeIdx, now: SimTime, ctx: &mut Ctx) {
+        let next = if !self.port.ctrl_q.is_empty() {
+            Some(self.free_at)
+        } else if self.port.is_paused(now) {
+            None // the pause timer or XON wakes the host
+        } else {
+            self.earliest_ready().map(|ready| ready.max(self.free_at))
+        };
+        if let Some(at) = next {
+            self.wake(me, at, ctx);
+        }
+    }
+
+    fn earliest_ready(&self) -> Option<SimTime> {
+        self.ring
+            .iter()
+            .map(|&d| &self.voqs[d as usize])
+            .filter(|v| v.has_work())
+            .map(Voq::ready_at)
+            .min()
+    }
+
+    /// Arranges a HostWake at `at` unless one is already due by then.
+    fn wake(&mut self, me: NodeIdx, at: SimTime, ctx: &mut Ctx) {
+        if at < self.wake_at {
+            self.wake_at = at;
+            self.wake_generation = self.wake_generation.wrapping_add(1);
+            let generation = self.wake_generation;
+            ctx.q.schedule(
+                at,
+                EventKind::HostWake {
+                    node: me,
+                    generation,
+                },
+            );
         }
     }
 
@@ -184,17 +242,8 @@ impl Host {
             }
             earliest = earliest.min(ready);
         }
-        if earliest < self.wake_at {
-            self.wake_at = earliest;
-            self.wake_generation = self.wake_generation.wrapping_add(1);
-            let generation = self.wake_generation;
-            ctx.q.schedule(
-                earliest,
-                EventKind::HostWake {
-                    node: me,
-                    generation,
-                },
-            );
+        if earliest < SimTime::MAX {
+            self.wake(me, earliest, ctx);
         }
         None
     }

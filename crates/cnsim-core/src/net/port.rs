@@ -130,6 +130,15 @@ impl Port {
         was_empty.then_some(arrival)
     }
 
+    /// Sends `frame` in one step (hosts): it enters the pipe at once with its arrival time, and
+    /// the port is free again at the returned time, when the caller decides what to send next.
+    /// Saves the transmit-done event when nothing needs the port at that moment. Returns (end
+    /// of transmission, `Some(arrival)` when the caller must schedule the pipe's next arrival).
+    pub fn send_whole(&mut self, frame: Frame, now: SimTime) -> (SimTime, Option<SimTime>) {
+        let done = self.begin_tx(frame, now);
+        (done, self.end_tx(done))
+    }
+
     /// Adds or removes `delta` bytes of data queue, keeping the peak and the time integral.
     pub fn change_queue(&mut self, now: SimTime, added: bool, bytes: u64) {
         let dt = (now - self.stats.last_queue_change).ps() as f64;
