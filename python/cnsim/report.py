@@ -61,13 +61,13 @@ def window_per_source(summary: Mapping[str, Any]) -> pd.DataFrame | None:
     rows = [
         {
             "source": name,
-            "throughput_gbps": row["throughput_bps"] / 1e9,
-            "frames_generated": row["generated_frames"],
-            "frames_transmitted": row["tx_frames"],
-            "frames_dropped_at_source": row["dropped_frames"],
+            "throughput_gbps": row.get("throughput_bps", 0.0) / 1e9,
+            "frames_generated": row.get("generated_frames", 0),
+            "frames_transmitted": row.get("tx_frames", 0),
+            "frames_dropped_at_source": row.get("dropped_frames", 0),
         }
-        for name, row in window["per_source"].items()
-        if row["generated_frames"] > 0
+        for name, row in window.get("per_source", {}).items()
+        if row.get("generated_frames", 1) > 0
     ]
     return pd.DataFrame(rows)
 
@@ -91,8 +91,9 @@ def window_table(summary: Mapping[str, Any]) -> Table | None:
             _count(row.frames_dropped_at_source),
         )
     table.caption = (
-        f"frames generated {_count(w['frames_generated'])}, "
-        f"received {_count(w['frames_received'])}; fairness index {_num(w['fairness_index'])}"
+        f"frames generated {_count(w.get('frames_generated'))}, "
+        f"received {_count(w.get('frames_received'))}; "
+        f"fairness index {_num(w.get('fairness_index'))}"
     )
     return table
 
