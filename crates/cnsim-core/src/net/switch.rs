@@ -216,7 +216,7 @@ impl Switch {
     /// Re-evaluates the pause conditions that a change at (input, output) may have flipped, and
     /// sends XOFF/XON where a port's desired state changed.
     fn update_pause(&mut self, me: NodeIdx, input: usize, output: usize, ctx: &mut Ctx) {
-        let Some(cfg) = self.pause.clone() else {
+        let Some(cfg) = self.pause else {
             return;
         };
         let (xoff, xon) = (cfg.xoff_bytes as u64, cfg.xon_bytes as u64);

@@ -128,7 +128,7 @@ pub enum PauseTrigger {
     Egress,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchPause {
     pub trigger: PauseTrigger,
