@@ -89,7 +89,7 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             output_bytes: bytes(s.output_buffer_bytes),
             input_bytes: bytes(s.input_buffer_bytes),
         };
-        let mut sw = Switch::new(s.name.clone(), limits, s.pause.clone());
+        let mut sw = Switch::new(s.name.clone(), limits, s.pause);
         sw.ports = port_iter.next().expect("one port list per node");
         sw.finish_ports();
         if s.cp {
