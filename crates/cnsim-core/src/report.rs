@@ -32,11 +32,7 @@ impl Report {
         let in_flight = sim.data_frames_in_flight();
         let dropped_total = c.dropped_total();
         let conserved = c.generated == c.delivered + dropped_total + in_flight;
-        let sim_time_s = if sim.stopped_early {
-            sim.q.now().as_secs_f64()
-        } else {
-            sim.end.as_secs_f64()
-        };
+        let sim_time_s = sim.simulated_until().as_secs_f64();
         let events = sim.q.processed();
         let host_names: Vec<&str> = sim
             .nodes
@@ -146,11 +142,7 @@ fn window_json(names: &[&str], w: &WindowCounters) -> Value {
 }
 
 fn per_port(sim: &Simulation) -> Value {
-    let now = if sim.stopped_early {
-        sim.q.now()
-    } else {
-        sim.end
-    };
+    let now = sim.simulated_until();
     let span_s = now.as_secs_f64();
     let mut m = Map::new();
     for node in &sim.nodes {

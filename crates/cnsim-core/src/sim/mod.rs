@@ -115,6 +115,15 @@ impl Simulation {
         Report::new(&self, wall_time_s, window)
     }
 
+    /// The time the run covers: the end time, or where an interrupted run stopped.
+    pub fn simulated_until(&self) -> SimTime {
+        if self.stopped_early {
+            self.q.now()
+        } else {
+            self.end
+        }
+    }
+
     fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
         (
             &mut self.nodes,

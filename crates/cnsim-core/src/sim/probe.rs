@@ -101,14 +101,13 @@ fn sample_host(
     rec.record("nic_queue_bytes", entity, h.nic_bytes as f64);
     rec.record("rx_queue_bytes", entity, h.rx.bytes as f64);
     rec.record("dropped_frames", entity, h.counters.dropped_frames as f64);
-    let host_name = h.name.clone();
     for (dst, voq) in h.voqs.iter_mut().enumerate() {
         let Some(limiter) = voq.limiter.as_ref() else {
             continue;
         };
         let e = *voq
             .probe_entity
-            .get_or_insert_with(|| rec.entity(&format!("{host_name}->{}", host_names[dst])));
+            .get_or_insert_with(|| rec.entity(&format!("{}->{}", h.name, host_names[dst])));
         rec.record("rp_rate_bps", e, limiter.rate_bps());
         if let Some(tr) = limiter.target_rate_bps() {
             rec.record("rp_target_bps", e, tr);
