@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::cc::Scheme;
+use crate::flows::{self, FlowRecords};
 use crate::net::Node;
 use crate::sim::Simulation;
 use crate::stats::{jain_fairness, HostCounters, TimeSeries, CONTROL_KINDS, DROP_PLACES};
@@ -21,6 +22,8 @@ pub struct WindowCounters {
 pub struct Report {
     pub summary: Value,
     pub timeseries: TimeSeries,
+    /// One row per started flow (flow workloads).
+    pub flows: FlowRecords,
     pub resolved_toml: String,
     /// generated == delivered + dropped + in flight.
     pub conserved: bool,
@@ -34,6 +37,7 @@ impl Report {
         let conserved = c.generated == c.delivered + dropped_total + in_flight;
         let sim_time_s = sim.simulated_until().as_secs_f64();
         let events = sim.q.processed();
+        let flow_records = sim.flows.records(&sim.nodes);
         let host_names: Vec<&str> = sim
             .nodes
             .iter()
@@ -81,12 +85,14 @@ impl Report {
             "per_source": per_source(&host_names, &sim.host_counters(), sim_time_s),
             "per_port": per_port(sim),
             "window": window.map(|w| window_json(&host_names, &w)),
+            "flows": flows::summary_json(&flow_records, &sim.workload, sim_time_s),
             "variant": variant(&sim.scheme),
             "metrics": {},
         });
         Report {
             summary,
             timeseries: sim.recorder.series.clone(),
+            flows: flow_records,
             resolved_toml: sim.scenario.to_toml(),
             conserved,
         }

@@ -11,6 +11,12 @@ pub type HostId = u32;
 /// "No rate-limiter tag" (BCN): the frame did not pass a limiter installed by a CP.
 pub const NO_TAG: u32 = u32::MAX;
 
+/// Index of a flow in the run's flow table (flow workloads).
+pub type FlowId = u32;
+
+/// The frame belongs to no flow record (frame-level sources: bernoulli, cbr, saturate).
+pub const NO_FLOW: FlowId = u32::MAX;
+
 /// Which BCN message a congestion point sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BcnKind {
@@ -60,6 +66,8 @@ pub struct Frame {
     /// Flow key at the source: the destination host of the data flow. A CNM/BCN carries the
     /// flow it is about (the sampled frame's destination).
     pub flow: HostId,
+    /// The flow record a data frame belongs to (`NO_FLOW` for frame-level sources).
+    pub flow_id: FlowId,
     pub bytes: u32,
     /// When the source generated it (data) or the switch made it (control).
     pub born: SimTime,
@@ -76,6 +84,7 @@ impl Frame {
             src,
             dst,
             flow: dst,
+            flow_id: NO_FLOW,
             bytes,
             born,
             rl_tag: NO_TAG,
@@ -97,6 +106,7 @@ impl Frame {
             src,
             dst,
             flow,
+            flow_id: NO_FLOW,
             bytes,
             born,
             rl_tag: NO_TAG,

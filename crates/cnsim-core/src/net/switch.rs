@@ -123,7 +123,7 @@ impl Switch {
         let out = self.route[frame.dst as usize] as usize;
         let bytes = frame.bytes as u64;
         if let Some(place) = self.admission_drop(in_port as usize, out, bytes) {
-            ctx.counters.drop(place);
+            ctx.drop_frame(place, &frame);
             self.ports[out].stats.dropped_frames += 1;
             self.dropped_frames += 1;
             return;

@@ -4,6 +4,7 @@
 //! path of the field (`traffic[2].load: must be in (0, 1] (got 1.5)`), and the resolved scenario
 //! (defaults filled in) is written next to every result so a run can always be repeated.
 
+pub mod flows;
 mod overrides;
 mod validate;
 
@@ -13,6 +14,7 @@ use crate::cc::bcn::BcnParams;
 use crate::cc::qcn::QcnParams;
 use crate::error::ConfigError;
 
+pub use flows::{FlowSpec, SizeSpec};
 pub use overrides::apply_override;
 
 /// Pause duration sent with XOFF by default: the maximum, 65535 quanta (3.36 ms at 10 Gb/s).
@@ -57,6 +59,9 @@ pub struct ModelSpec {
     /// Size of PAUSE frames (CNM and BCN sizes are `congestion.qcn.cnm_bytes` /
     /// `congestion.bcn.bcn_bytes`).
     pub control_frame_bytes: u32,
+    /// How a host serves the flows waiting for one destination (one VOQ): first come, first
+    /// served, or a frame from each in turn.
+    pub flow_service: FlowService,
 }
 
 impl Default for ModelSpec {
@@ -64,8 +69,19 @@ impl Default for ModelSpec {
         ModelSpec {
             wire_overhead_bytes: 0,
             control_frame_bytes: 64,
+            flow_service: FlowService::Fifo,
         }
     }
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowService {
+    /// A flow sends all its bytes before the next flow to the same destination starts.
+    #[default]
+    Fifo,
+    /// Flows to the same destination take turns, one frame each.
+    RoundRobin,
 }
 
 /// A point where a service rate changes (a link direction or a host's receiver).
@@ -199,6 +215,10 @@ pub enum TrafficKind {
     Cbr,
     /// Always backlogged (saturating UDP): sends whenever the NIC and its limiter allow.
     Saturate,
+    /// Flows: Poisson arrivals per source at `load`, sizes drawn from `size`.
+    Flows,
+    /// Flows read from a trace file (`trace`) or listed inline (`flows`).
+    FlowTrace,
 }
 
 /// Where a source's frames go: one host, "uniform" over all others, or a list (uniform over it).
@@ -214,9 +234,13 @@ pub enum DstSpec {
 pub struct TrafficSpec {
     pub kind: TrafficKind,
     /// The sending hosts; each gets its own source with its own random stream.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
-    pub dst: DstSpec,
-    /// Offered load as a fraction of the host's line rate (bernoulli).
+    /// A host, "uniform" (all others), a list, or "permutation" (flows: each sender gets one
+    /// fixed partner, a random derangement of the entry's hosts). Not for `flow_trace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<DstSpec>,
+    /// Offered load as a fraction of the host's line rate (bernoulli, flows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<f64>,
     /// Rate (cbr).
@@ -228,6 +252,23 @@ pub struct TrafficSpec {
     pub start_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_s: Option<f64>,
+    /// Flow sizes (flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeSpec>,
+    /// Trace file of flows, CSV `start_s,src,dst,size_bytes[,priority]` (flow_trace; a path
+    /// relative to the scenario file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Flows listed inline (flow_trace).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowSpec>,
+    /// Priority class (0-7) of the entry's flows (flows; a trace gives its own per flow).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: u8,
+}
+
+fn is_zero(v: &u8) -> bool {
+    *v == 0
 }
 
 fn default_frame_bytes() -> u32 {

@@ -54,11 +54,16 @@ impl Scenario {
                     .map(|(i, s)| (format!("switches[{i}].name"), &s.name)),
             );
         for (path, name) in all {
-            if name.is_empty() || name == UNIFORM || name.contains("->") {
+            if name.is_empty()
+                || name == UNIFORM
+                || name == flows::PERMUTATION
+                || name.contains("->")
+            {
                 return Err(ConfigError::field(
                     path,
                     format!(
-                        "'{name}' is not a usable node name (empty, 'uniform', or contains '->')"
+                        "'{name}' is not a usable node name \
+                         (empty, 'uniform', 'permutation', or contains '->')"
                     ),
                 ));
             }
@@ -76,7 +81,7 @@ impl Scenario {
         self.hosts.iter().any(|h| h.name == name) || self.switches.iter().any(|s| s.name == name)
     }
 
-    fn host_exists(&self, name: &str) -> bool {
+    pub(super) fn host_exists(&self, name: &str) -> bool {
         self.hosts.iter().any(|h| h.name == name)
     }
 
@@ -130,6 +135,10 @@ impl Scenario {
 
     fn validate_traffic(&self, t: &TrafficSpec, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
+        self.validate_flow_fields(t, path)?;
+        if t.kind == TrafficKind::FlowTrace {
+            return Ok(());
+        }
         if t.hosts.is_empty() {
             return Err(c.fail("hosts", "at least one sending host is required"));
         }
@@ -138,7 +147,18 @@ impl Scenario {
                 return Err(c.fail("hosts", format!("unknown host '{h}'")));
             }
         }
-        match &t.dst {
+        let Some(dst) = &t.dst else {
+            return Err(c.fail("dst", "required (a host, \"uniform\" or a list)"));
+        };
+        match dst {
+            DstSpec::One(d) if d == flows::PERMUTATION => {
+                if t.kind != TrafficKind::Flows || t.hosts.len() < 2 {
+                    return Err(c.fail(
+                        "dst",
+                        "'permutation' needs kind = \"flows\" and at least two hosts",
+                    ));
+                }
+            }
             DstSpec::One(d) if d == UNIFORM => {
                 if self.hosts.len() < 2 {
                     return Err(c.fail("dst", "'uniform' needs at least two hosts"));
@@ -158,6 +178,7 @@ impl Scenario {
             TrafficKind::Bernoulli => t.rate_bps.map(|_| "rate_bps"),
             TrafficKind::Cbr => t.load.map(|_| "load"),
             TrafficKind::Saturate => t.load.map(|_| "load").or(t.rate_bps.map(|_| "rate_bps")),
+            TrafficKind::Flows | TrafficKind::FlowTrace => t.rate_bps.map(|_| "rate_bps"),
         };
         if let Some(field) = stray {
             return Err(c.fail(
@@ -174,7 +195,11 @@ impl Scenario {
                 Some(r) => c.positive("rate_bps", r)?,
                 None => return Err(c.fail("rate_bps", "required for kind = \"cbr\"")),
             },
-            TrafficKind::Saturate => {}
+            TrafficKind::Flows => match t.load {
+                Some(load) => c.in_open_closed("load", load, 0.0, 1.0)?,
+                None => return Err(c.fail("load", "required for kind = \"flows\"")),
+            },
+            TrafficKind::Saturate | TrafficKind::FlowTrace => {}
         }
         if !(64..=9216).contains(&t.frame_bytes) {
             return Err(c.fail(
