@@ -196,11 +196,34 @@ def override_pairs(overrides: Overrides) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------- running
 
 
+def base_dir(scenario: Scenario) -> str | None:
+    """The folder relative file paths in a scenario (flow traces, CDFs) are taken from: the
+    scenario file's folder, the presets' folder for a preset, else the working directory."""
+    if isinstance(scenario, Mapping) or (isinstance(scenario, str) and _is_toml_text(scenario)):
+        return None
+    if not isinstance(scenario, Path) and str(scenario) in _preset_files():
+        return str(_preset_dir())
+    path = Path(scenario)
+    return str(path.resolve().parent) if _is_file(path) else None
+
+
 def resolve(scenario: Scenario, *, seed: int | None = None, set: Overrides = None) -> str:
     """The fully resolved scenario TOML (defaults filled) without running it."""
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
-    return native().resolve(text, override_pairs(set), seed)
+    return native().resolve(text, override_pairs(set), seed, base_dir(scenario))
+
+
+def trace(
+    scenario: Scenario, out: str | Path, *, seed: int | None = None, set: Overrides = None
+) -> int:
+    """Write the flows a scenario's workload starts as a trace CSV (`start_s,src,dst,
+    size_bytes,priority`); a `kind = "flow_trace"` entry reading it reproduces the run exactly.
+    Returns the number of flows."""
+    text = scenario_text(scenario)
+    _refuse_sweep(scenario, text)
+    pairs = override_pairs(set)
+    return int(native().write_flow_trace(text, str(out), pairs, seed, base_dir(scenario)))
 
 
 def run(
@@ -221,7 +244,9 @@ def run(
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
     with _progress_context(progress) as callback:
-        raw = native().run(text, overrides=pairs, seed=seed, progress=callback)
+        raw = native().run(
+            text, overrides=pairs, seed=seed, progress=callback, base_dir=base_dir(scenario)
+        )
     return Result.from_native(raw)
 
 

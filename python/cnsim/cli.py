@@ -113,6 +113,23 @@ def run(
             stdout.print(window)
 
 
+@app.command()
+def trace(
+    scenario: Annotated[str, typer.Argument(help="Preset name or scenario TOML file.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Trace file to write (CSV).")],
+    seed: Annotated[int | None, typer.Option(help="Seed (replaces the scenario's).")] = None,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option("--set", "-s", metavar="PATH=VALUE", help="Override a field (repeatable)."),
+    ] = None,
+) -> None:
+    """Write the flows a scenario's workload starts as a trace (start_s,src,dst,size_bytes,
+    priority); a kind = "flow_trace" entry reading it reproduces the run exactly."""
+    with user_errors():
+        n = api.trace(scenario, out, seed=seed, set=overrides)
+    stdout.print(f"{n:,} flows written to {out}")
+
+
 INTERRUPTED = "interrupted: finished runs are saved; the same command resumes the sweep"
 
 

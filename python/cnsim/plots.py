@@ -285,6 +285,9 @@ def make_plots(result: Result, out_dir: str | Path) -> list[Path]:
         drops = plot_drops(result, out_dir / "drops.png")
         if drops is not None:
             written.append(drops)
+    from cnsim.flowplots import plot_flows
+
+    written += plot_flows(result, out_dir)
     return written
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
 TIMESERIES_FILE = "timeseries.parquet"
+FLOWS_FILE = "flows.parquet"
 PLOTS_DIR = "plots"
 WINDOW_TABLE_FILE = "window_per_source.csv"
 
@@ -39,6 +40,8 @@ def write_run(result: Result, out_dir: Path, *, plots: bool = True) -> Path:
     summary = json.dumps(strict_json(result.summary), indent=2, allow_nan=False)
     (out_dir / SUMMARY_FILE).write_text(summary + "\n")
     result.timeseries.to_parquet(out_dir / TIMESERIES_FILE, index=False)
+    if len(result.flows):
+        result.flows.to_parquet(out_dir / FLOWS_FILE, index=False)
     table = window_per_source(result.summary)
     if table is not None:
         table.to_csv(out_dir / WINDOW_TABLE_FILE, index=False)
@@ -142,7 +145,8 @@ def summary_table(result: Result, out_dir: Path | None = None) -> Table:
     table = Table(title=f"cnsim: {result.name} (seed {s.get('seed')})", show_header=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    rows = _cost_rows(s) + _frame_rows(s) + _control_rows(s) + _metric_rows(s.get("metrics", {}))
+    rows = _cost_rows(s) + _frame_rows(s) + _control_rows(s) + _flow_rows(s)
+    rows += _metric_rows(s.get("metrics", {}))
     if out_dir is not None:
         rows.append(("outputs", _outputs_text(out_dir)))
     for label, value in rows:
@@ -194,6 +198,37 @@ def _control_rows(s: Mapping[str, Any]) -> list[Row]:
     return [("control frames", kinds)]
 
 
+def _flow_rows(s: Mapping[str, Any]) -> list[Row]:
+    """Flows started/completed and FCT, with the realised size and load beside the asked."""
+    f = s.get("flows")
+    if not f:
+        return []
+    rows: list[Row] = [
+        ("flows", f"{_count(f.get('completed'))} of {_count(f.get('started'))} completed"),
+        (
+            "flow completion",
+            f"mean {_seconds(f.get('fct_mean_s'))}, p50 {_seconds(f.get('fct_p50_s'))}, "
+            f"p99 {_seconds(f.get('fct_p99_s'))}; slowdown {_num(f.get('slowdown_mean'))}",
+        ),
+    ]
+    asked = f.get("requested_size_mean_bytes")
+    if asked is not None:
+        rows.append(
+            (
+                "flow workload",
+                f"mean size {_num(f.get('size_mean_bytes'))} B (asked {_num(asked)}), "
+                f"load {_num(f.get('load'))} (asked {_num(f.get('requested_load'))})",
+            )
+        )
+    return rows
+
+
+def _seconds(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value * 1e6:.1f} us" if value < 1e-3 else f"{value * 1e3:.3f} ms"
+
+
 def _metric_rows(metrics: Mapping[str, Any]) -> list[Row]:
     rows: list[Row] = []
     for name, value in metrics.items():
@@ -205,6 +240,8 @@ def _metric_rows(metrics: Mapping[str, Any]) -> list[Row]:
 
 def _outputs_text(out_dir: Path) -> str:
     names = [SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE]
+    if (out_dir / FLOWS_FILE).exists():
+        names.append(FLOWS_FILE)
     n_plots = len(list((out_dir / PLOTS_DIR).glob("*.png")))
     if n_plots:
         names.append(f"{PLOTS_DIR}/ ({n_plots} PNG)")

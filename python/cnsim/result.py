@@ -20,6 +20,21 @@ import pandas as pd
 from cnsim import analysis
 
 TIMESERIES_COLUMNS = ("time_s", "metric", "entity", "value")
+FLOW_COLUMNS = (
+    "flow_id",
+    "src",
+    "dst",
+    "size_bytes",
+    "priority",
+    "start_s",
+    "end_s",
+    "fct_s",
+    "ideal_fct_s",
+    "slowdown",
+    "completed",
+    "frames_dropped",
+    "delivered_bytes",
+)
 
 
 class Result:
@@ -36,11 +51,14 @@ class Result:
         scenario_toml: str,
         timeseries: pd.DataFrame,
         *,
+        flows: pd.DataFrame | None = None,
         add_metrics: bool = True,
     ) -> None:
         self.summary: dict[str, Any] = dict(summary)
         self.scenario_toml = scenario_toml
         self.timeseries = timeseries
+        #: One row per started flow (FLOW_COLUMNS); empty when the run had no flow workload.
+        self.flows = flows if flows is not None else flows_frame(None, [])
         self.summary.setdefault("metrics", {})
         if add_metrics:
             computed = analysis.compute_metrics(self)
@@ -52,7 +70,10 @@ class Result:
     def from_native(cls, raw: Mapping[str, Any]) -> Result:
         """Build from the dict `cnsim._native.run` returns."""
         summary = json.loads(raw["summary_json"])
-        return cls(summary, raw["resolved_toml"], timeseries_frame(raw["timeseries"]))
+        resolved = raw["resolved_toml"]
+        hosts = [h["name"] for h in tomllib.loads(resolved).get("hosts", [])]
+        flows = flows_frame(raw.get("flows"), hosts)
+        return cls(summary, resolved, timeseries_frame(raw["timeseries"]), flows=flows)
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
@@ -61,7 +82,9 @@ class Result:
         summary = json.loads((run_dir / "summary.json").read_text())
         scenario_toml = (run_dir / "scenario.toml").read_text()
         timeseries = pd.read_parquet(run_dir / "timeseries.parquet")
-        return cls(summary, scenario_toml, timeseries, add_metrics=False)
+        flows_file = run_dir / "flows.parquet"
+        flows = pd.read_parquet(flows_file) if flows_file.exists() else None
+        return cls(summary, scenario_toml, timeseries, flows=flows, add_metrics=False)
 
     @cached_property
     def scenario(self) -> dict[str, Any]:
@@ -123,3 +146,17 @@ def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
     if codes.size and (codes.min() < 0 or codes.max() >= len(names)):
         raise RuntimeError(f"native code out of range 0..{len(names) - 1}")
     return pd.Categorical.from_codes(codes, categories=list(names))
+
+
+def flows_frame(native: Mapping[str, Any] | None, hosts: list[str]) -> pd.DataFrame:
+    """One row per flow from the native columns; src/dst become host names, and slowdown =
+    FCT / the FCT alone on an idle network (NaN for a flow that did not complete)."""
+    if native is None:
+        empty = {c: pd.Series(dtype="float64") for c in FLOW_COLUMNS}
+        return pd.DataFrame(empty)
+    frame = pd.DataFrame({c: np.asarray(native[c]) for c in FLOW_COLUMNS if c in native})
+    names = pd.Categorical.from_codes
+    frame["src"] = names(frame["src"].astype(np.int64), categories=hosts)
+    frame["dst"] = names(frame["dst"].astype(np.int64), categories=hosts)
+    frame["slowdown"] = frame["fct_s"] / frame["ideal_fct_s"]
+    return frame[list(FLOW_COLUMNS)]
