@@ -8,6 +8,7 @@ behind a guard so the pure modules (analysis, plots, result) work where it is no
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -53,8 +54,10 @@ def native() -> Any:
     """The native module, or an ImportError that says how to build it."""
     if _native is None:
         raise ImportError(
-            "cnsim's native module (cnsim._native) is not built; "
-            "run `maturin develop --release` in the repository"
+            f"cnsim's simulator core (cnsim._native) is missing ({_NATIVE_IMPORT_ERROR}); "
+            "install cnsim from a wheel (`pip install dist/cnsim-*.whl`, built by "
+            "`bash scripts/build-wheel`), or from a source checkout with `pip install .`, "
+            "which needs a Rust toolchain"
         ) from _NATIVE_IMPORT_ERROR
     return _native
 
@@ -245,6 +248,16 @@ def _progress_context(progress: ProgressArg) -> Any:
 
         return progress_bar()
     return nullcontext(None)
+
+
+def scenario_schema() -> dict[str, Any]:
+    """JSON Schema of scenario files, generated from the Rust types (`cnsim schema`)."""
+    return json.loads(native().scenario_schema())
+
+
+def summary_schema() -> dict[str, Any]:
+    """JSON Schema of summary.json, generated from the Rust types (`cnsim schema --summary`)."""
+    return json.loads(native().summary_schema())
 
 
 def native_version() -> str | None:

@@ -213,6 +213,24 @@ def show(
 
 
 @app.command()
+def schema(
+    summary: Annotated[
+        bool, typer.Option("--summary", help="The schema of summary.json instead.")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of scenario files (for editors and jsonschema), or of summary.json.
+
+    Scenarios are TOML; the schema applies to their parsed form. Semantic rules the schema
+    cannot express (names that must exist, xon < xoff...) are still checked by `cnsim run`.
+    """
+    import json
+
+    with user_errors():
+        document = api.summary_schema() if summary else api.scenario_schema()
+    typer.echo(json.dumps(document, indent=2))
+
+
+@app.command()
 def version() -> None:
     """Print the versions of the Python package and of the Rust core."""
     from cnsim import __version__
