@@ -15,11 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tomli_w
 
-from cnsim.result import Result
+if TYPE_CHECKING:
+    from cnsim.result import Result
 
 try:
     from cnsim import _native
@@ -220,6 +221,8 @@ def run(
     command line. `progress` is True for a progress bar on stderr, or a callable that gets the
     simulated fraction done (0..1).
     """
+    from cnsim.result import Result
+
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
