@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from importlib import resources
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import tomli_w
@@ -22,6 +23,7 @@ import tomli_w
 if TYPE_CHECKING:
     from cnsim.result import Result
 
+_native: ModuleType | None
 try:
     from cnsim import _native
 except ImportError as _exc:  # not built yet: pure modules must still import
@@ -100,7 +102,7 @@ def load_scenario(name_or_path: str | Path) -> str:
     files = _preset_files()
     text = str(name_or_path)
     if not isinstance(name_or_path, Path) and text in files:
-        return files[text].read_text()
+        return str(files[text].read_text())
     path = Path(name_or_path)
     if _is_file(path):
         return path.read_text()
@@ -204,7 +206,8 @@ def resolve(scenario: Scenario, *, seed: int | None = None, set: Overrides = Non
     """The fully resolved scenario TOML (defaults filled) without running it."""
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
-    return native().resolve(text, override_pairs(set), seed)
+    resolved: str = native().resolve(text, override_pairs(set), seed)
+    return resolved
 
 
 def run(
@@ -233,7 +236,8 @@ def run(
 
 def _refuse_sweep(scenario: Scenario, text: str) -> None:
     """A sweep file is not a scenario: say which command runs it, not "unknown field sweep"."""
-    from cnsim.sweeps.spec import SweepError, is_sweep_text
+    from cnsim.sweeps.errors import SweepError
+    from cnsim.sweeps.spec import is_sweep_text
 
     if not is_sweep_text(text):
         return
@@ -255,12 +259,14 @@ def _progress_context(progress: ProgressArg) -> Any:
 
 def scenario_schema() -> dict[str, Any]:
     """JSON Schema of scenario files, generated from the Rust types (`cnsim schema`)."""
-    return json.loads(native().scenario_schema())
+    schema: dict[str, Any] = json.loads(native().scenario_schema())
+    return schema
 
 
 def summary_schema() -> dict[str, Any]:
     """JSON Schema of summary.json, generated from the Rust types (`cnsim schema --summary`)."""
-    return json.loads(native().summary_schema())
+    schema: dict[str, Any] = json.loads(native().summary_schema())
+    return schema
 
 
 def native_version() -> str | None:
