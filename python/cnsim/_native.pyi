@@ -72,3 +72,12 @@ def write_flow_trace(
 
 def version() -> str:
     """Version of the Rust core."""
+
+def scenario_schema() -> str:
+    """JSON Schema of scenario files (generated from the Rust types), as JSON text."""
+
+def summary_schema() -> str:
+    """JSON Schema of summary.json (generated from the Rust types), as JSON text."""
+
+def probe_metrics() -> list[str]:
+    """Probe metric names the time series' `metric` column can hold."""

@@ -8,18 +8,22 @@ behind a guard so the pure modules (analysis, plots, result) work where it is no
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import tomli_w
 
-from cnsim.result import Result
+if TYPE_CHECKING:
+    from cnsim.result import Result
 
+_native: ModuleType | None
 try:
     from cnsim import _native
 except ImportError as _exc:  # not built yet: pure modules must still import
@@ -53,8 +57,10 @@ def native() -> Any:
     """The native module, or an ImportError that says how to build it."""
     if _native is None:
         raise ImportError(
-            "cnsim's native module (cnsim._native) is not built; "
-            "run `maturin develop --release` in the repository"
+            f"cnsim's simulator core (cnsim._native) is missing ({_NATIVE_IMPORT_ERROR}); "
+            "install cnsim from a wheel (`pip install dist/cnsim-*.whl`, built by "
+            "`bash scripts/build-wheel`), or from a source checkout with `pip install .`, "
+            "which needs a Rust toolchain"
         ) from _NATIVE_IMPORT_ERROR
     return _native
 
@@ -96,7 +102,7 @@ def load_scenario(name_or_path: str | Path) -> str:
     files = _preset_files()
     text = str(name_or_path)
     if not isinstance(name_or_path, Path) and text in files:
-        return files[text].read_text()
+        return str(files[text].read_text())
     path = Path(name_or_path)
     if _is_file(path):
         return path.read_text()
@@ -211,7 +217,8 @@ def resolve(scenario: Scenario, *, seed: int | None = None, set: Overrides = Non
     """The fully resolved scenario TOML (defaults filled) without running it."""
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
-    return native().resolve(text, override_pairs(set), seed, base_dir(scenario))
+    resolved: str = native().resolve(text, override_pairs(set), seed, base_dir(scenario))
+    return resolved
 
 
 def trace(
@@ -240,6 +247,8 @@ def run(
     command line. `progress` is True for a progress bar on stderr, or a callable that gets the
     simulated fraction done (0..1).
     """
+    from cnsim.result import Result
+
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
@@ -252,7 +261,8 @@ def run(
 
 def _refuse_sweep(scenario: Scenario, text: str) -> None:
     """A sweep file is not a scenario: say which command runs it, not "unknown field sweep"."""
-    from cnsim.sweeps.spec import SweepError, is_sweep_text
+    from cnsim.sweeps.errors import SweepError
+    from cnsim.sweeps.spec import is_sweep_text
 
     if not is_sweep_text(text):
         return
@@ -270,6 +280,18 @@ def _progress_context(progress: ProgressArg) -> Any:
 
         return progress_bar()
     return nullcontext(None)
+
+
+def scenario_schema() -> dict[str, Any]:
+    """JSON Schema of scenario files, generated from the Rust types (`cnsim schema`)."""
+    schema: dict[str, Any] = json.loads(native().scenario_schema())
+    return schema
+
+
+def summary_schema() -> dict[str, Any]:
+    """JSON Schema of summary.json, generated from the Rust types (`cnsim schema --summary`)."""
+    schema: dict[str, Any] = json.loads(native().summary_schema())
+    return schema
 
 
 def native_version() -> str | None:

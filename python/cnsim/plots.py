@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from cnsim import analysis
 
@@ -348,7 +349,9 @@ def _legend(ax: Axes, n_lines: int, title: str | None) -> None:
 def _save(fig: Figure, result: Result, path: Path) -> Path:
     """Stamp provenance (scenario, seed) in a reserved strip at the bottom and write the PNG."""
     stamp = f"{result.name}, seed {result.summary.get('seed')}"
-    fig.get_layout_engine().set(rect=(0.0, 0.03, 1.0, 0.97))
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
+        engine.set(rect=(0.0, 0.03, 1.0, 0.97))
     fig.text(0.995, 0.005, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)

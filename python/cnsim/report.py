@@ -87,7 +87,7 @@ def window_table(summary: Mapping[str, Any]) -> Table | None:
         table.add_column(column, justify="left" if column == "source" else "right")
     for row in frame.itertuples(index=False):
         table.add_row(
-            row.source,
+            str(row.source),
             f"{row.throughput_gbps:.2f}",
             _count(row.frames_generated),
             _count(row.frames_transmitted),

@@ -99,7 +99,8 @@ class Result:
     @property
     def metrics(self) -> dict[str, Any]:
         """Scalar results: fairness index, recovery time, transient duration, peaks..."""
-        return self.summary["metrics"]
+        metrics: dict[str, Any] = self.summary["metrics"]
+        return metrics
 
     @property
     def metric_names(self) -> list[str]:
@@ -145,7 +146,7 @@ def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
     codes = codes.astype(np.int64, copy=False)
     if codes.size and (codes.min() < 0 or codes.max() >= len(names)):
         raise RuntimeError(f"native code out of range 0..{len(names) - 1}")
-    return pd.Categorical.from_codes(codes, categories=list(names))
+    return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object))
 
 
 def flows_frame(native: Mapping[str, Any] | None, hosts: list[str]) -> pd.DataFrame:

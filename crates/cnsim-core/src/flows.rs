@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::net::frame::{Frame, HostId, NO_FLOW};
 use crate::net::Node;
@@ -193,42 +194,72 @@ impl FlowTable {
     }
 }
 
-/// The `flows` object of `summary.json` (None when the run has no flow workload).
-pub fn summary_json(r: &FlowRecords, w: &Workload, sim_time_s: f64) -> Option<Value> {
-    if r.flow_id.is_empty() && w.requested_load.is_none() {
-        return None;
+/// The `flows` object of `summary.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSummary {
+    /// Flows started by the end of the run.
+    pub started: u64,
+    /// Flows whose last byte was delivered.
+    pub completed: u64,
+    /// Started but not completed: still sending, or lost a frame (no retransmission).
+    pub incomplete: u64,
+    /// Flows that lost at least one frame.
+    pub with_drops: u64,
+    /// Flow completion time of the completed flows: mean, median, 99th percentile, max.
+    pub fct_mean_s: Option<f64>,
+    pub fct_p50_s: Option<f64>,
+    pub fct_p99_s: Option<f64>,
+    pub fct_max_s: Option<f64>,
+    /// Mean of FCT / the flow's FCT alone on the idle network, over completed flows.
+    pub slowdown_mean: Option<f64>,
+    /// Realised mean size of the started flows.
+    pub size_mean_bytes: Option<f64>,
+    /// The mean size the `kind = "flows"` entries asked for (null: none, or several).
+    pub requested_size_mean_bytes: Option<f64>,
+    /// Realised offered load of the generated flows, as a fraction of the senders' line
+    /// rates over the arrival window.
+    pub load: Option<f64>,
+    pub requested_load: Option<f64>,
+    /// Bytes of all flows delivered.
+    pub delivered_bytes: u64,
+}
+
+impl FlowSummary {
+    /// None when the run has no flow workload.
+    pub fn new(r: &FlowRecords, w: &Workload) -> Option<FlowSummary> {
+        if r.flow_id.is_empty() && w.requested_load.is_none() {
+            return None;
+        }
+        let mut fct: Vec<f64> = r.fct_s.iter().copied().filter(|x| !x.is_nan()).collect();
+        fct.sort_by(f64::total_cmp);
+        let slowdowns: Vec<f64> = (r.fct_s.iter().zip(&r.ideal_fct_s))
+            .filter(|(f, _)| !f.is_nan())
+            .map(|(f, i)| f / i)
+            .collect();
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        // Nearest-rank percentile.
+        let quantile = |q: f64| {
+            let rank = ((q * fct.len() as f64).ceil() as usize).clamp(1, fct.len().max(1));
+            fct.get(rank - 1).copied()
+        };
+        let sizes: Vec<f64> = r.size_bytes.iter().map(|&b| b as f64).collect();
+        let started = r.flow_id.len() as u64;
+        Some(FlowSummary {
+            started,
+            completed: fct.len() as u64,
+            incomplete: started - fct.len() as u64,
+            with_drops: r.frames_dropped.iter().filter(|&&d| d > 0).count() as u64,
+            fct_mean_s: mean(&fct),
+            fct_p50_s: quantile(0.5),
+            fct_p99_s: quantile(0.99),
+            fct_max_s: fct.last().copied(),
+            slowdown_mean: mean(&slowdowns),
+            size_mean_bytes: mean(&sizes),
+            requested_size_mean_bytes: w.requested_mean_bytes,
+            load: (w.capacity_bits > 0.0).then(|| w.generated_bytes as f64 * 8.0 / w.capacity_bits),
+            requested_load: w.requested_load,
+            delivered_bytes: r.delivered_bytes.iter().sum(),
+        })
     }
-    let mut fct: Vec<f64> = r.fct_s.iter().copied().filter(|x| !x.is_nan()).collect();
-    fct.sort_by(f64::total_cmp);
-    let slowdowns: Vec<f64> = (r.fct_s.iter().zip(&r.ideal_fct_s))
-        .filter(|(f, _)| !f.is_nan())
-        .map(|(f, i)| f / i)
-        .collect();
-    let started = r.flow_id.len();
-    let completed = fct.len();
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let quantile = |q: f64| {
-        (!fct.is_empty())
-            .then(|| fct[((q * fct.len() as f64).ceil() as usize).clamp(1, fct.len()) - 1])
-    };
-    let sizes: Vec<f64> = r.size_bytes.iter().map(|&b| b as f64).collect();
-    let realised_load =
-        (w.capacity_bits > 0.0).then(|| w.generated_bytes as f64 * 8.0 / w.capacity_bits);
-    Some(json!({
-        "started": started,
-        "completed": completed,
-        "incomplete": started - completed,
-        "with_drops": r.frames_dropped.iter().filter(|&&d| d > 0).count(),
-        "fct_mean_s": mean(&fct),
-        "fct_p50_s": quantile(0.5),
-        "fct_p99_s": quantile(0.99),
-        "fct_max_s": fct.last(),
-        "slowdown_mean": mean(&slowdowns),
-        "size_mean_bytes": mean(&sizes),
-        "requested_size_mean_bytes": w.requested_mean_bytes,
-        "load": realised_load,
-        "requested_load": w.requested_load,
-        "delivered_bytes": r.delivered_bytes.iter().sum::<u64>(),
-        "sim_time_s": sim_time_s,
-    }))
 }

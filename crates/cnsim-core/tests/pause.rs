@@ -374,7 +374,7 @@ fn too_little_headroom_drops_and_counts_the_drops() {
     assert_eq!(u(s, "frames/dropped/egress"), 12);
     assert_eq!(u(s, "frames/dropped/total"), 12);
     assert_eq!(u(s, "per_port/sw->b/dropped_frames"), 12);
-    assert_eq!(u(s, "per_port/sw/dropped_frames"), 12);
+    assert_eq!(u(s, "per_switch/sw/dropped_frames"), 12);
     assert_eq!(u(s, "per_port/sw->b/peak_queue_bytes"), 15_000);
     assert_eq!(u(s, "frames/in_flight"), 11);
     assert_conserved(&r);

@@ -120,6 +120,24 @@ fn run<'py>(
     Ok(out)
 }
 
+/// The JSON Schema of scenario files, generated from the Rust types, as JSON text.
+#[pyfunction]
+fn scenario_schema() -> String {
+    cnsim_core::Scenario::json_schema().to_string()
+}
+
+/// The JSON Schema of `summary.json`, generated from the Rust types, as JSON text.
+#[pyfunction]
+fn summary_schema() -> String {
+    cnsim_core::report::Summary::json_schema().to_string()
+}
+
+/// Probe metric names (the time series' `metric` column can hold).
+#[pyfunction]
+fn probe_metrics() -> Vec<&'static str> {
+    cnsim_core::scenario::METRICS.to_vec()
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -131,6 +149,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(write_flow_trace, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_metrics, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())
 }

@@ -58,13 +58,15 @@ class Store:
         """A run's run.json, or None when it never finished."""
         path = self.run_dir(key) / RECORD_FILE
         try:
-            return json.loads(path.read_text())
+            record: dict[str, Any] = json.loads(path.read_text())
+            return record
         except (FileNotFoundError, json.JSONDecodeError):
             return None
 
     def summary(self, key: str) -> dict[str, Any]:
         """A finished run's summary.json."""
-        return json.loads((self.run_dir(key) / SUMMARY_FILE).read_text())
+        summary: dict[str, Any] = json.loads((self.run_dir(key) / SUMMARY_FILE).read_text())
+        return summary
 
     def timeseries_path(self, key: str) -> Path:
         """A run's timeseries.parquet (present with --keep full)."""

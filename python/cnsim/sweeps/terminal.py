@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.console import Console
 from rich.progress import (
@@ -80,7 +80,7 @@ def sweep_table(study: SweepResult) -> Table:
     for header in (*study.parameters, "runs ok", *metrics):
         table.add_column(header, overflow="fold")  # paths are long; wrap, never cut
     for point, runs in study.runs.groupby("point", sort=True):
-        if point >= MAX_TABLE_ROWS:
+        if cast(int, point) >= MAX_TABLE_ROWS:  # the point column holds ints
             table.add_row(*["..."] * len(table.columns))
             break
         params = [Text(str(runs.iloc[0][p])) for p in study.parameters]

@@ -51,6 +51,7 @@
 //!   baseline formula, and Gi = 0.1*Gi0; that equals the formula here with `gi_scale` = 1.0.
 
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Check, ConfigError};
@@ -60,7 +61,7 @@ use crate::time::SimTime;
 
 /// TOML table `[congestion.bcn]`. All sizes in bytes in the file; feedback arithmetic in fb
 /// units of `fb_unit_bytes`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BcnParams {
     /// Size of one feedback unit: 64 (seed 000 pages) or 1500 (seed 002 frames).
@@ -104,7 +105,7 @@ pub struct BcnParams {
 }
 
 /// How the CP picks the frames it samples.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum BcnSampling {
     /// One sample every `interval_bytes` +- `jitter_bytes` (uniform) of enqueued data.
@@ -141,7 +142,7 @@ impl Default for BcnSampling {
 }
 
 /// What an RP does on BCN(0,0).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Bcn00Reaction {
     /// The limiter drops to Rmin.

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Scenario, TrafficKind, TrafficSpec};
@@ -19,7 +20,7 @@ pub const MAX_PRIORITY: u8 = 7;
 pub const MAX_FLOW_BYTES: f64 = 1e12;
 
 /// How a flow's size is drawn (`size = { dist = "...", ... }`), in bytes.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SizeSpec {
     /// Every flow has `bytes` bytes.
@@ -53,7 +54,7 @@ pub enum SizeSpec {
 }
 
 /// One flow of an inline list (`kind = "flow_trace"`, `flows = [...]`).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub start_s: f64,

@@ -8,6 +8,7 @@ pub mod flows;
 mod overrides;
 mod validate;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cc::bcn::BcnParams;
@@ -20,7 +21,7 @@ pub use overrides::apply_override;
 /// Pause duration sent with XOFF by default: the maximum, 65535 quanta (3.36 ms at 10 Gb/s).
 pub const DEFAULT_XOFF_QUANTA: u16 = u16::MAX;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
@@ -29,6 +30,7 @@ pub struct Scenario {
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// Simulated time to run.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub duration_s: f64,
     pub hosts: Vec<HostSpec>,
     #[serde(default)]
@@ -51,7 +53,7 @@ fn default_seed() -> u64 {
 
 /// Control frames (PAUSE, CNM, BCN) always overtake data in every output queue (strict
 /// priority), and are never paused or dropped.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelSpec {
     /// Bytes of preamble + inter-frame gap added to each frame on the wire (0 in the seeds).
@@ -74,7 +76,7 @@ impl Default for ModelSpec {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FlowService {
     /// A flow sends all its bytes before the next flow to the same destination starts.
@@ -85,14 +87,14 @@ pub enum FlowService {
 }
 
 /// A point where a service rate changes (a link direction or a host's receiver).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RateStep {
     pub at_s: f64,
     pub rate_bps: f64,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     pub name: String,
@@ -117,7 +119,7 @@ pub struct HostSpec {
     pub response_delay_s: f64,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Watermarks {
     /// Send XOFF when the watched byte count rises above this.
@@ -133,7 +135,7 @@ fn default_quanta() -> u16 {
     DEFAULT_XOFF_QUANTA
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum PauseTrigger {
     /// Total switch memory (seed 000): pause every input.
@@ -144,7 +146,7 @@ pub enum PauseTrigger {
     Egress,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchPause {
     pub trigger: PauseTrigger,
@@ -154,7 +156,7 @@ pub struct SwitchPause {
     pub quanta: u16,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchSpec {
     pub name: String,
@@ -181,11 +183,12 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// The two nodes (host or switch names) the link joins.
     pub ends: [String; 2],
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub rate_bps: f64,
     /// One-way propagation delay.
     #[serde(default)]
@@ -198,7 +201,7 @@ pub struct LinkSpec {
     pub schedule: Vec<LinkRateStep>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkRateStep {
     pub from: String,
@@ -206,7 +209,7 @@ pub struct LinkRateStep {
     pub rate_bps: f64,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TrafficKind {
     /// A frame arrives at each frame slot of the line rate with probability `load`.
@@ -222,14 +225,14 @@ pub enum TrafficKind {
 }
 
 /// Where a source's frames go: one host, "uniform" over all others, or a list (uniform over it).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(untagged)]
 pub enum DstSpec {
     One(String),
     Many(Vec<String>),
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficSpec {
     pub kind: TrafficKind,
@@ -242,6 +245,7 @@ pub struct TrafficSpec {
     pub dst: Option<DstSpec>,
     /// Offered load as a fraction of the host's line rate (bernoulli, flows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1))]
     pub load: Option<f64>,
     /// Rate (cbr).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -275,7 +279,7 @@ fn default_frame_bytes() -> u32 {
     1500
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Scheme {
     #[default]
@@ -286,7 +290,7 @@ pub enum Scheme {
     Ecm,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CongestionSpec {
     #[serde(default)]
@@ -297,7 +301,7 @@ pub struct CongestionSpec {
     pub bcn: Option<BcnParams>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportSpec {
     /// Interval of the periodic probes (throughput, queues, rates).
@@ -316,7 +320,7 @@ pub struct ReportSpec {
 
 /// Transient duration by Jain's initial data deletion (seed 001), computed by the Python
 /// analysis from the probes (over replications when a sweep averages them).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransientSpec {
     #[serde(default = "default_transient_metric")]
@@ -374,7 +378,7 @@ impl Default for ReportSpec {
 }
 
 /// Recovery time (seed 004): computed by the Python analysis from the probes.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecoverySpec {
     /// When the capacity returns (the end of the rate drop).
@@ -402,7 +406,7 @@ fn default_band() -> f64 {
     0.05
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum PlotKind {
     #[default]
@@ -410,7 +414,7 @@ pub enum PlotKind {
     Bar,
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Aggregate {
     #[default]
@@ -419,7 +423,7 @@ pub enum Aggregate {
 }
 
 /// A figure the Python side draws from the probes (or the summary, for bars).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlotSpec {
     pub name: String,
@@ -455,6 +459,12 @@ pub const METRICS: &[&str] = &[
 ];
 
 impl Scenario {
+    /// The scenario's JSON Schema (draft 2020-12), generated from these types so editors and
+    /// `jsonschema` check a file against the same rules serde applies (`cnsim schema`).
+    pub fn json_schema() -> serde_json::Value {
+        schemars::schema_for!(Scenario).to_value()
+    }
+
     /// Parses TOML text, applies `--set path=value` overrides, fills defaults and validates.
     pub fn from_toml(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ConfigError> {
         let mut value: toml::Table = text.parse().map_err(|e: toml::de::Error| {
