@@ -141,6 +141,10 @@ pub struct ControlFrames {
     pub bcn_positive: u64,
     pub bcn_max: u64,
     pub bcn_00: u64,
+    /// Path probes, forward and returned (scheme `path_probe`).
+    pub path_probe: u64,
+    /// Scheme messages riding the data queue (probes) that a full buffer turned away.
+    pub dropped: u64,
     /// Bytes of all control frames.
     pub bytes: u64,
     /// `bytes` * 8 / sim_time_s.
@@ -159,6 +163,9 @@ pub enum Variant {
     Bcn {
         /// `bcn`, `bcn+max`, `ecm+max+00`...
         name: String,
+    },
+    PathProbe {
+        interval_bytes: u64,
     },
 }
 
@@ -312,6 +319,8 @@ impl Summary {
                 bcn_positive: sent(ControlKind::BcnPositive),
                 bcn_max: sent(ControlKind::BcnMax),
                 bcn_00: sent(ControlKind::Bcn00),
+                path_probe: sent(ControlKind::PathProbe),
+                dropped: c.control_dropped,
                 bytes: c.control_bytes,
                 bandwidth_bps: c.control_bytes as f64 * 8.0 / sim_time_s,
             },
@@ -430,6 +439,9 @@ fn variant(scheme: &Scheme) -> Variant {
         Scheme::Bcn(p) => Variant::Bcn {
             name: p.variant_name(),
         },
+        Scheme::PathProbe(p) => Variant::PathProbe {
+            interval_bytes: p.interval_bytes,
+        },
     }
 }
 
@@ -454,7 +466,7 @@ mod tests {
         places.push("total".into());
         assert_eq!(keys(&schema, "Drops"), places);
         let mut kinds: Vec<String> = CONTROL_KINDS.iter().map(|(_, n)| n.to_string()).collect();
-        kinds.extend(["bytes".into(), "bandwidth_bps".into()]);
+        kinds.extend(["dropped".into(), "bytes".into(), "bandwidth_bps".into()]);
         assert_eq!(keys(&schema, "ControlFrames"), kinds);
     }
 

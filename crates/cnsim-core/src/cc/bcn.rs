@@ -55,8 +55,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Check, ConfigError};
-use crate::net::frame::{BcnKind, NO_TAG};
+use crate::net::frame::NO_TAG;
 use crate::rng::{jitter_factor, SimRng};
+use crate::stats::ControlKind;
 use crate::time::SimTime;
 
 /// TOML table `[congestion.bcn]`. All sizes in bytes in the file; feedback arithmetic in fb
@@ -628,6 +629,36 @@ impl BcnRp {
     /// True when R has reached line rate; the limiter is then removed.
     pub fn is_released(&self) -> bool {
         self.rate_bps >= self.line_rate_bps
+    }
+}
+
+/// Which BCN message a congestion point sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BcnKind {
+    /// Ordinary feedback, Fb = -(Qoff + W*Qdelta), negative or positive.
+    Normal,
+    /// BCN-MAX: the queue is at or above the BCN-MAX threshold; Fb is -Fbmax.
+    Max,
+    /// BCN(0,0): severe congestion (q >= Qsc); the RP drops to Rmin (or stops).
+    ZeroZero,
+}
+
+/// The BCN message a CP sends to the sampled frame's source.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BcnMsg {
+    pub feedback: BcnFeedback,
+    /// The congestion point that sent it.
+    pub cpid: u32,
+}
+
+impl BcnMsg {
+    pub fn control_kind(&self) -> ControlKind {
+        match self.feedback.kind {
+            BcnKind::ZeroZero => ControlKind::Bcn00,
+            BcnKind::Max => ControlKind::BcnMax,
+            BcnKind::Normal if self.feedback.fb > 0.0 => ControlKind::BcnPositive,
+            BcnKind::Normal => ControlKind::BcnNegative,
+        }
     }
 }
 

@@ -524,6 +524,15 @@ impl QcnRp {
     }
 }
 
+/// The congestion notification message (CNM) a CP sends to the sampled frame's source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cnm {
+    /// Quantised feedback, 1..=2^fb_bits - 1.
+    pub qfb: u8,
+    /// The congestion point that sent it.
+    pub cpid: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

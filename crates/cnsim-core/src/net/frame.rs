@@ -1,8 +1,9 @@
 //! The frame: a small `Copy` value that moves from element to element along its route.
 //!
-//! Data frames and control frames (PAUSE, QCN CNM, BCN) are the same struct; control frames
+//! Data frames and control frames (PAUSE, scheme messages) are the same struct; control frames
 //! carry their message in `payload`. Frames are never heap-allocated.
 
+use crate::cc::CcMsg;
 use crate::time::SimTime;
 
 /// Index of a host (end node) in the scenario's `hosts` list.
@@ -17,17 +18,6 @@ pub type FlowId = u32;
 /// The frame belongs to no flow record (frame-level sources: bernoulli, cbr, saturate).
 pub const NO_FLOW: FlowId = u32::MAX;
 
-/// Which BCN message a congestion point sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BcnKind {
-    /// Ordinary feedback, Fb = -(Qoff + W*Qdelta), negative or positive.
-    Normal,
-    /// BCN-MAX: the queue is at or above the BCN-MAX threshold; Fb is -Fbmax.
-    Max,
-    /// BCN(0,0): severe congestion (q >= Qsc); the RP drops to Rmin (or stops).
-    ZeroZero,
-}
-
 /// What a frame carries.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Payload {
@@ -36,17 +26,9 @@ pub enum Payload {
     Pause {
         quanta: u16,
     },
-    /// IEEE 802.1Qau congestion notification message: 6-bit quantised feedback.
-    Cnm {
-        qfb: u8,
-        cpid: u32,
-    },
-    /// BCN message; `fb` in feedback units (negative = decrease).
-    Bcn {
-        fb: f64,
-        cpid: u32,
-        kind: BcnKind,
-    },
+    /// A congestion-management scheme's message (CNM, BCN, probe...): elements route, queue
+    /// and count it without knowing what it means.
+    Cc(CcMsg),
 }
 
 impl Payload {

@@ -1,12 +1,14 @@
 //! An end node: traffic enters per-destination queues (VOQs) served round-robin onto the NIC
-//! link, each behind the flow's rate limiter (the reaction point) when congestion feedback has
-//! installed one; and a receiver (sink) that absorbs frames at its, possibly scheduled, rate.
+//! link, each behind the destination's rate limiter (the reaction point) when congestion
+//! feedback has installed one; and a receiver (sink) that absorbs frames at its, possibly
+//! scheduled, rate, with the scheme's notification point watching what arrives. The host names
+//! no scheme: it calls the RP and NP hooks of `cc` and sends the messages they return.
 
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use crate::cc::Limiter;
+use crate::cc::{CcMsg, Limiter, NotificationPoint, Scheme};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
 use crate::net::frame::{FlowId, Frame, HostId, Payload};
@@ -26,6 +28,8 @@ pub struct Voq {
     pub frames: VecDeque<Frame>,
     /// Flows waiting to send to `dst`, oldest first; the head one is being sent.
     pub flows: VecDeque<FlowId>,
+    /// Scheme messages riding the data queue towards `dst` (probes): sent first, unpaced.
+    pub own_frames: VecDeque<Frame>,
     pub bytes: u64,
     pub limiter: Option<Limiter>,
     /// The limiter lets the next frame go at this time (rate x size of the previous frame).
@@ -41,7 +45,10 @@ pub struct Voq {
 
 impl Voq {
     fn has_work(&self) -> bool {
-        !self.frames.is_empty() || !self.flows.is_empty() || self.saturating_frame_bytes.is_some()
+        !self.frames.is_empty()
+            || !self.flows.is_empty()
+            || !self.own_frames.is_empty()
+            || self.saturating_frame_bytes.is_some()
     }
 
     fn is_idle(&self) -> bool {
@@ -50,8 +57,8 @@ impl Voq {
 
     fn ready_at(&self) -> SimTime {
         match &self.limiter {
-            Some(l) => self.next_allowed.max(l.stopped_until()),
-            None => SimTime::ZERO,
+            Some(l) if self.own_frames.is_empty() => self.next_allowed.max(l.stopped_until()),
+            _ => SimTime::ZERO,
         }
     }
 }
@@ -93,6 +100,8 @@ pub struct Host {
     /// Randomness of this host's reaction points.
     pub rng: SimRng,
     rate_limiters_paused: bool,
+    /// The scheme's notification point, if it has one.
+    pub np: Option<NotificationPoint>,
 }
 
 impl Host {
@@ -116,11 +125,13 @@ impl Host {
             counters: HostCounters::default(),
             rng,
             rate_limiters_paused: false,
+            np: None,
         }
     }
 
-    /// The VOQ slot of `dst`, made if the host has none.
-    fn slot_of(&mut self, dst: HostId) -> u32 {
+    /// The VOQ slot of `dst`, made if the host has none (with the scheme's RP, for schemes
+    /// whose RP acts before any feedback).
+    fn slot_of(&mut self, dst: HostId, scheme: &Scheme) -> u32 {
         if let Some(&slot) = self.voq_slot.get(&dst) {
             return slot;
         }
@@ -128,7 +139,9 @@ impl Host {
             self.voqs.push(Voq::default());
             (self.voqs.len() - 1) as u32
         });
-        self.voqs[slot as usize].dst = dst;
+        let voq = &mut self.voqs[slot as usize];
+        voq.dst = dst;
+        voq.limiter = Limiter::for_new_destination(scheme, self.port.line_rate_bps);
         self.voq_slot.insert(dst, slot);
         slot
     }
@@ -177,7 +190,7 @@ impl Host {
             self.counters.dropped_frames += 1;
             return;
         }
-        let slot = self.slot_of(frame.dst);
+        let slot = self.slot_of(frame.dst, ctx.scheme);
         let voq = &mut self.voqs[slot as usize];
         voq.frames.push_back(frame);
         voq.bytes += bytes;
@@ -189,7 +202,7 @@ impl Host {
     /// Flow `id` to `dst` starts: it waits behind the VOQ's earlier flows. Its frames are cut
     /// when the VOQ is served (flows live in the application, not in the NIC buffer).
     pub fn start_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
-        let slot = self.slot_of(dst);
+        let slot = self.slot_of(dst, ctx.scheme);
         self.voqs[slot as usize].flows.push_back(id);
         self.add_to_ring(slot);
         self.try_transmit(me, ctx);
@@ -203,7 +216,7 @@ impl Host {
         frame_bytes: Option<u32>,
         ctx: &mut Ctx,
     ) {
-        let slot = self.slot_of(dst);
+        let slot = self.slot_of(dst, ctx.scheme);
         self.voqs[slot as usize].saturating_frame_bytes = frame_bytes;
         self.add_to_ring(slot);
         self.release_if_idle(slot);
@@ -227,7 +240,9 @@ impl Host {
         } else if let Some(slot) = self.pick_voq(me, now, ctx) {
             let frame = self.take_frame(slot, now, ctx);
             self.send(me, frame, now, ctx);
-            self.after_transmit(me, slot, frame.bytes, now, ctx);
+            if frame.is_data() {
+                self.after_transmit(me, slot, frame.bytes, now, ctx);
+            }
             true
         } else {
             false
@@ -320,6 +335,9 @@ impl Host {
 
     fn take_frame(&mut self, slot: u32, now: SimTime, ctx: &mut Ctx) -> Frame {
         let voq = &mut self.voqs[slot as usize];
+        if let Some(own) = voq.own_frames.pop_front() {
+            return own;
+        }
         let from_flow = match (voq.frames.front(), voq.flows.front()) {
             (Some(queued), Some(&id)) => ctx.flows.flows[id as usize].start < queued.born,
             (None, Some(_)) => true,
@@ -349,7 +367,7 @@ impl Host {
         };
         let voq = &mut self.voqs[slot as usize];
         if let Some(limiter) = &voq.limiter {
-            frame.rl_tag = limiter.tag();
+            limiter.stamp(&mut frame);
             voq.next_allowed = now + serialization_time(frame.bytes as u64, limiter.rate_bps());
         }
         frame
@@ -358,9 +376,41 @@ impl Host {
     fn after_transmit(&mut self, me: NodeIdx, slot: u32, bytes: u32, now: SimTime, ctx: &mut Ctx) {
         self.counters.tx_frames += 1;
         self.counters.tx_bytes += bytes as u64;
-        if let Some(limiter) = self.voqs[slot as usize].limiter.as_mut() {
-            limiter.on_transmit(bytes, now, &mut self.rng);
+        let voq = &mut self.voqs[slot as usize];
+        if let Some(limiter) = voq.limiter.as_mut() {
+            if let Some(msg) = limiter.on_transmit(bytes, now, &mut self.rng) {
+                let dst = voq.dst;
+                self.queue_message(msg, self.id, dst, ctx);
+            }
             self.after_limiter_change(me, slot, ctx);
+        }
+    }
+
+    /// Queues a scheme message from this host to `to`, about the data flow that goes to
+    /// `flow_dst` (its RP key at the source): at control priority, or behind `to`'s VOQ when
+    /// it rides the data queue. The caller lets the NIC decide what to send next.
+    fn queue_message(&mut self, msg: CcMsg, about_src: HostId, flow_dst: HostId, ctx: &mut Ctx) {
+        let bytes = msg.bytes(ctx.scheme);
+        ctx.counters.control(msg.kind(), bytes);
+        let to = if msg.for_reaction_point() {
+            about_src
+        } else {
+            flow_dst
+        };
+        let frame = Frame::control(
+            Payload::Cc(msg),
+            about_src,
+            to,
+            flow_dst,
+            bytes,
+            ctx.q.now(),
+        );
+        if msg.rides_data_queue() {
+            let slot = self.slot_of(to, ctx.scheme);
+            self.voqs[slot as usize].own_frames.push_back(frame);
+            self.add_to_ring(slot);
+        } else {
+            self.port.ctrl_q.push_back(frame);
         }
     }
 
@@ -421,9 +471,27 @@ impl Host {
 
     pub fn receive(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
         match frame.payload {
-            Payload::Data => self.receive_data(me, frame, ctx),
+            Payload::Data => {
+                self.notify(me, &frame, ctx);
+                self.receive_data(me, frame, ctx)
+            }
             Payload::Pause { quanta } => self.receive_pause(me, quanta, ctx),
-            Payload::Cnm { .. } | Payload::Bcn { .. } => self.receive_feedback(me, frame, ctx),
+            Payload::Cc(msg) if msg.for_reaction_point() => {
+                self.receive_feedback(me, &msg, frame.flow, ctx)
+            }
+            Payload::Cc(_) => self.notify(me, &frame, ctx),
+        }
+    }
+
+    /// The NP hook: a data frame or a message for the NP arrived; send its answer, if any, to
+    /// the frame's source.
+    fn notify(&mut self, me: NodeIdx, frame: &Frame, ctx: &mut Ctx) {
+        let Some(np) = self.np.as_mut() else {
+            return;
+        };
+        if let Some(reply) = np.on_receive(frame, ctx.q.now()) {
+            self.queue_message(reply, frame.src, self.id, ctx);
+            self.try_transmit(me, ctx);
         }
     }
 
@@ -453,20 +521,20 @@ impl Host {
         }
     }
 
-    fn receive_feedback(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
+    /// A message for the RP of the destination `flow_dst`.
+    fn receive_feedback(&mut self, me: NodeIdx, msg: &CcMsg, flow_dst: HostId, ctx: &mut Ctx) {
         let now = ctx.q.now();
         let line_rate = self.port.line_rate_bps;
-        let slot = self.slot_of(frame.flow);
+        let slot = self.slot_of(flow_dst, ctx.scheme);
         let voq = &mut self.voqs[slot as usize];
         if voq.limiter.is_none() {
-            voq.limiter =
-                Limiter::install(ctx.scheme, &frame.payload, line_rate, now, &mut self.rng);
+            voq.limiter = Limiter::install(ctx.scheme, msg, line_rate, now, &mut self.rng);
             if let Some(l) = voq.limiter.as_mut() {
                 l.set_paused(self.rate_limiters_paused, now);
             }
         }
         if let Some(l) = voq.limiter.as_mut() {
-            l.on_feedback(&frame.payload, now, &mut self.rng);
+            l.on_feedback(msg, now, &mut self.rng);
         }
         self.after_limiter_change(me, slot, ctx);
         self.try_transmit(me, ctx);
@@ -572,7 +640,8 @@ mod tests {
     use crate::stats::Counters;
 
     fn cnm(qfb: u8) -> Frame {
-        Frame::control(Payload::Cnm { qfb, cpid: 0 }, 0, 0, 1, 64, SimTime::ZERO)
+        let msg = CcMsg::Cnm(crate::cc::qcn::Cnm { qfb, cpid: 0 });
+        Frame::control(Payload::Cc(msg), 0, 0, 1, 64, SimTime::ZERO)
     }
 
     /// The newest RP timer ticket among the pending events (the clock moves to the last one).

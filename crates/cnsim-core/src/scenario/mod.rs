@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cc::bcn::BcnParams;
+use crate::cc::path_probe::PathProbeParams;
 use crate::cc::qcn::QcnParams;
 use crate::error::ConfigError;
 
@@ -288,6 +289,8 @@ pub enum Scheme {
     Bcn,
     /// BCN with ECM's defaults (`BcnParams::ecm`), overridden by `[congestion.bcn]`.
     Ecm,
+    /// Path probes (a diagnostic scheme): the longest queue on each path, per destination.
+    PathProbe,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -299,6 +302,8 @@ pub struct CongestionSpec {
     pub qcn: Option<QcnParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bcn: Option<BcnParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_probe: Option<PathProbeParams>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -456,6 +461,7 @@ pub const METRICS: &[&str] = &[
     "rp_target_bps",
     "cp_fb",
     "cp_messages",
+    "rp_feedback",
 ];
 
 impl Scenario {
@@ -497,6 +503,9 @@ impl Scenario {
             }
             Scheme::Ecm if self.congestion.bcn.is_none() => {
                 self.congestion.bcn = Some(BcnParams::ecm())
+            }
+            Scheme::PathProbe if self.congestion.path_probe.is_none() => {
+                self.congestion.path_probe = Some(PathProbeParams::default())
             }
             _ => {}
         }

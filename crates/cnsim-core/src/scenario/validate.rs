@@ -233,6 +233,9 @@ impl Scenario {
         if let Some(b) = &self.congestion.bcn {
             b.validate("congestion.bcn")?;
         }
+        if let Some(p) = &self.congestion.path_probe {
+            p.validate("congestion.path_probe")?;
+        }
         Ok(())
     }
 }

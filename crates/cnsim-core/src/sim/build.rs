@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::cc::bcn::BcnParams;
-use crate::cc::{CongestionPoint, Scheme};
+use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
 use crate::error::ConfigError;
 use crate::net::host::Host;
 use crate::net::port::Port;
@@ -56,6 +56,9 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         scenario::Scheme::Ecm => {
             Scheme::Bcn(sc.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm))
         }
+        scenario::Scheme::PathProbe => {
+            Scheme::PathProbe(sc.congestion.path_probe.clone().unwrap_or_default())
+        }
     };
     let mut ports: Vec<Vec<Port>> = (0..n_hosts + sc.switches.len())
         .map(|_| Vec::new())
@@ -75,6 +78,7 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             stream(sc.seed, StreamKind::ReactionPoint, i as u64),
         );
         host.flow_service = sc.model.flow_service;
+        host.np = NotificationPoint::new(&scheme);
         host.nic_limit_bytes = bytes(h.nic_buffer_bytes);
         host.rx.rate_bps = h.rx_rate_bps;
         host.rx.limit_bytes = bytes(h.rx_buffer_bytes);

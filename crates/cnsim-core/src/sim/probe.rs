@@ -117,6 +117,9 @@ fn sample_host(
         if let Some(tr) = limiter.target_rate_bps() {
             rec.record("rp_target_bps", e, tr);
         }
+        if let Some(fb) = limiter.feedback() {
+            rec.record("rp_feedback", e, fb);
+        }
     }
 }
 
