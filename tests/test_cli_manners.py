@@ -46,7 +46,8 @@ def test_shell_completion_is_offered() -> None:
     assert "--install-completion" in done.stdout
     shown = cnsim_cmd("--show-completion", "bash")
     assert shown.returncode == 0, shown.stderr
-    assert "complete" in shown.stdout and "cnsim" in shown.stdout
+    assert "complete" in shown.stdout
+    assert "cnsim" in shown.stdout
 
 
 def test_version_does_not_import_pandas() -> None:
