@@ -3,7 +3,8 @@
 A result shows its headline numbers (simulated and wall time, frame accounting, control frames,
 metrics), the per-source and per-port tables and its figures inline; a sweep shows its runs and
 the per-point statistics, with its figures when `plot()` has drawn them. Everything is one
-self-contained HTML string (figures as base64 PNG), so a saved notebook keeps them.
+self-contained HTML string (figures as base64 PNG), so a saved notebook keeps them. Progress
+of a run or sweep started with progress on is an HTML bar updated in place.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from __future__ import annotations
 import base64
 import html
 import io
+import time
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -132,3 +135,72 @@ def sweep_html(study: SweepResult) -> str:
             f'<img src="data:image/png;base64,{data}" style="max-width:100%"/></div>'
         )
     return "\n".join(part for part in parts if part)
+
+
+# ---------------------------------------------------------------- progress in Jupyter
+
+
+def in_jupyter() -> bool:
+    """True inside a Jupyter kernel (where stderr is no terminal, so rich's bar draws nothing)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+
+
+def show_figures_inline() -> None:
+    """Make a bare `matplotlib.figure.Figure` ending a cell display as a PNG. IPython does that
+    only once pyplot's inline backend is active, and cnsim never imports pyplot."""
+    from IPython import get_ipython
+    from matplotlib.figure import Figure
+
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    def png(fig: Figure) -> bytes:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=INLINE_DPI)
+        return buffer.getvalue()
+
+    shell.display_formatter.formatters["image/png"].for_type(Figure, png)
+
+
+def _bar_html(title: str, fraction: float, elapsed_s: float, extra: str = "") -> str:
+    percent = 100.0 * min(max(fraction, 0.0), 1.0)
+    return (
+        f"<div><progress value='{percent:.0f}' max='100' style='width:50%'></progress> "
+        f"{html.escape(title)} {percent:.0f}% ({elapsed_s:.1f} s){html.escape(extra)}</div>"
+    )
+
+
+@contextmanager
+def progress_bar(title: str = "simulating") -> Iterator[Callable[[float, str], None]]:
+    """A progress bar in the notebook's output (an HTML <progress> updated in place, no
+    widget library needed). Yields `update(fraction, extra_text)`; redraws at most once per
+    percent."""
+    from IPython.display import HTML, display
+
+    start = time.perf_counter()
+    handle = display(HTML(_bar_html(title, 0.0, 0.0)), display_id=True)
+    shown = -1
+
+    def update(fraction: float, extra: str = "") -> None:
+        nonlocal shown
+        percent = int(100 * min(max(fraction, 0.0), 1.0))
+        if percent != shown and handle is not None:
+            shown = percent
+            handle.update(HTML(_bar_html(title, fraction, time.perf_counter() - start, extra)))
+
+    yield update
+    if handle is not None:
+        handle.update(HTML(_bar_html(f"{title}: done", 1.0, time.perf_counter() - start)))
+
+
+@contextmanager
+def run_progress() -> Iterator[Callable[[float], None]]:
+    """The progress callback of one run (`cnsim.run(..., progress=True)`) in a notebook."""
+    with progress_bar("simulating") as update:
+        yield lambda fraction: update(fraction, "")

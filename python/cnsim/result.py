@@ -133,8 +133,10 @@ class Result:
     def figure(self, name: str) -> Figure:
         """One of the run's figures as a matplotlib Figure (no file written); in a notebook
         it displays itself. KeyError names the figures there are."""
-        from cnsim import plots
+        from cnsim import notebook, plots
 
+        if notebook.in_jupyter():
+            notebook.show_figures_inline()
         return plots.figure(self, name)
 
     def _repr_html_(self) -> str:
