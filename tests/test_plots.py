@@ -245,3 +245,10 @@ def test_drops_figure_leaves_out_what_another_figure_shows(make_result, tmp_path
     paths = plots.make_plots(make_result(drops=42, plots=specs), tmp_path)
     assert [p.name for p in paths] == ["switch_drops.png", "drops.png"]
     assert_png(tmp_path / "drops.png")  # one panel (by place), not 1.6 wide with the curve
+
+
+def test_counts_get_whole_ticks(make_result):
+    specs = [{"name": "switch_drops", "metric": "dropped_frames", "entities": ["core"]}]
+    ax = make_result(drops=0, plots=specs).figure("switch_drops").axes[0]
+    assert ax.get_ylim() == (0.0, 1.0)
+    assert all(float(t).is_integer() for t in ax.get_yticks())

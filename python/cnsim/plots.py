@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.ticker import MaxNLocator
 
 from cnsim import analysis
 
@@ -127,6 +128,10 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
         ax.set_xlim(xlim[0] * t_scale, xlim[1] * t_scale)
     if np.nanmin(table.to_numpy(), initial=0) >= 0:
         ax.set_ylim(bottom=0)
+    if metric.endswith(("_frames", "_messages")):  # counts: whole ticks, and 0..1 for "none"
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if np.nanmax(table.to_numpy(), initial=0) == 0:
+            ax.set_ylim(0, 1)
     notes = [f"{omitted} all-zero not shown"] if omitted else []
     if dense:
         notes.append("band: min-max per bin, line: mean")
