@@ -53,3 +53,24 @@ def test_headline_names_drop_places_and_control_kinds(make_result) -> None:
     rows = dict(notebook.headline(make_result(drops=42).summary))
     assert rows["frames dropped"].startswith("42")
     assert "qcn_cnm 321" in rows["control frames"]
+
+
+def test_sweep_html_has_runs_statistics_and_drawn_figures(tmp_path) -> None:
+    import cnsim
+
+    sweep = {
+        "name": "nb",
+        "base": "seed000-pause-bcn",
+        "replications": 1,
+        "metrics": ["frames.delivered"],
+        "grid": {"congestion.bcn.sampling.interval_bytes": [20_000, 80_000]},
+        "set": {"duration_s": 0.002, "report.window_s": [0.0, 0.002]},
+        "plots": [{"x": "congestion.bcn.sampling.interval_bytes", "y": "frames.delivered"}],
+    }
+    study = cnsim.sweep({"sweep": sweep}, out=tmp_path / "nb", jobs=1, progress=False)
+    page = study._repr_html_()
+    assert "cnsim sweep: nb (2/2 runs ok)" in page
+    assert "frames.delivered" in page
+    assert "data:image/png" not in page  # nothing drawn yet
+    study.plot()
+    assert study._repr_html_().count("data:image/png;base64,") == 1
