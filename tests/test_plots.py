@@ -252,3 +252,11 @@ def test_counts_get_whole_ticks(make_result):
     ax = make_result(drops=0, plots=specs).figure("switch_drops").axes[0]
     assert ax.get_ylim() == (0.0, 1.0)
     assert all(float(t).is_integer() for t in ax.get_yticks())
+
+
+def test_a_close_up_draws_its_own_samples_not_bins_of_the_whole_run(make_result):
+    specs = [{"name": "zoom", "metric": "rp_rate_bps", "xlim_s": [0.02, 0.025]}]
+    result = make_result(probe_s=1e-5, plots=specs)  # 10,000 samples, 500 in the window
+    line = result.figure("zoom").axes[0].lines[0]
+    assert line.get_drawstyle() == "steps-post"  # exact samples, not an envelope
+    assert 500 <= len(line.get_xdata()) <= 503

@@ -108,6 +108,11 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
         label = f"total of {table.shape[1]}" if table.shape[1] > 1 else str(table.columns[0])
         table = table.sum(axis=1, min_count=1).to_frame(label)
     xlim = spec.get("xlim_s")
+    if xlim:  # a close-up: bin and scale what is shown, keeping one sample either side
+        times = table.index.to_numpy(dtype=float)
+        first = max(int(np.searchsorted(times, xlim[0])) - 1, 0)
+        last = int(np.searchsorted(times, xlim[1], side="right")) + 1
+        table = table.iloc[first:last]
     times = table.index.to_numpy(dtype=float)
     span = (xlim[1] - xlim[0]) if xlim else float(np.ptp(times)) if times.size else 0.0
     t_scale, t_unit = time_unit(span)
