@@ -209,6 +209,7 @@ def _mark_recovery(
     inset.set_xlim(lo * t_scale, hi * t_scale)
     inset.set_title("recovery, zoomed", fontsize="x-small")
     inset.tick_params(labelsize="x-small")
+    inset.xaxis.set_major_locator(MaxNLocator(4))
     inset.grid(alpha=0.3)
     ax.indicate_inset_zoom(inset, edgecolor="0.5")
 
