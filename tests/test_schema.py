@@ -175,3 +175,17 @@ def test_outputs_doc_and_summary_schema_name_the_same_keys() -> None:
     assert not undocumented, f"docs/outputs.md does not document {sorted(undocumented)}"
     unknown = table_keys(section) - fields
     assert not unknown, f"docs/outputs.md documents keys the summary lacks: {sorted(unknown)}"
+
+
+def test_scenario_doc_names_every_field_of_the_schema() -> None:
+    """docs/scenario.md is the reference: every field the schema knows is described there."""
+    text = (ROOT / "docs" / "scenario.md").read_text()
+    documented = set(re.findall(r"`([a-z0-9_]+)`", text))
+    documented |= {
+        part
+        for key in re.findall(r"`([a-z0-9_.\[\]]+)`", text)
+        for part in re.split(r"[.\[\]]+", key)
+    }
+    fields = set(schema_fields(api.scenario_schema()))
+    missing = sorted(fields - documented)
+    assert not missing, f"docs/scenario.md does not describe {missing}"

@@ -276,6 +276,10 @@ def _progress_context(progress: ProgressArg) -> Any:
     if callable(progress):
         return nullcontext(progress)
     if progress:
+        from cnsim import notebook
+
+        if notebook.in_jupyter():  # stderr is no terminal there: draw in the cell's output
+            return notebook.run_progress()
         from cnsim.report import progress_bar
 
         return progress_bar()

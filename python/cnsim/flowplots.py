@@ -6,14 +6,14 @@ core from the path's rates and latencies), the measure data-center transport stu
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from cnsim.plots import _figure, _save
+from cnsim.plots import _figure
 
 if TYPE_CHECKING:
     from cnsim.result import Result
@@ -21,18 +21,17 @@ if TYPE_CHECKING:
 SIZE_BINS_PER_DECADE = 2
 
 
-def plot_flows(result: Result, out_dir: Path) -> list[Path]:
-    """fct_cdf.png and fct_by_size.png when the run completed any flow."""
+def flow_figure_names(result: Result) -> list[str]:
+    """`fct_cdf` and `fct_by_size` when the run completed any flow."""
+    return list(FLOW_FIGURES) if bool(result.flows["completed"].astype(bool).any()) else []
+
+
+def flow_figure(result: Result, name: str) -> Figure:
     done = result.flows[result.flows["completed"].astype(bool)]
-    if done.empty:
-        return []
-    return [
-        plot_fct_cdf(result, done, out_dir / "fct_cdf.png"),
-        plot_fct_by_size(result, done, out_dir / "fct_by_size.png"),
-    ]
+    return FLOW_FIGURES[name](result, done)
 
 
-def plot_fct_cdf(result: Result, done: pd.DataFrame, path: Path) -> Path:
+def fct_cdf_figure(result: Result, done: pd.DataFrame) -> Figure:
     fig, ax = _figure()
     fct_us = np.sort(done["fct_s"].to_numpy()) * 1e6
     ax.step(fct_us, np.arange(1, len(fct_us) + 1) / len(fct_us), where="post")
@@ -41,7 +40,7 @@ def plot_fct_cdf(result: Result, done: pd.DataFrame, path: Path) -> Path:
     ax.set_ylabel("fraction of completed flows")
     started = len(result.flows)
     ax.set_title(f"FCT distribution ({len(done):,} of {started:,} flows completed)")
-    return _save(fig, result, path)
+    return fig
 
 
 def size_bins(sizes: pd.Series) -> pd.Series:
@@ -65,7 +64,7 @@ def fct_by_size(done: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def plot_fct_by_size(result: Result, done: pd.DataFrame, path: Path) -> Path:
+def fct_by_size_figure(result: Result, done: pd.DataFrame) -> Figure:
     table = fct_by_size(done)
     labels = [f"{_size(iv.left)}-{_size(iv.right)}" for iv in table.index]
     fig = Figure(figsize=(8.0, 6.0), layout="constrained")
@@ -94,7 +93,7 @@ def plot_fct_by_size(result: Result, done: pd.DataFrame, path: Path) -> Path:
             fontsize=7,
             color="0.3",
         )
-    return _save(fig, result, path)
+    return fig
 
 
 def _size(n_bytes: float) -> str:
@@ -102,3 +101,9 @@ def _size(n_bytes: float) -> str:
         if n_bytes >= scale:
             return f"{n_bytes / scale:.3g} {unit}"
     return f"{n_bytes:.3g} B"
+
+
+FLOW_FIGURES: dict[str, Callable[[Result, pd.DataFrame], Figure]] = {
+    "fct_cdf": fct_cdf_figure,
+    "fct_by_size": fct_by_size_figure,
+}

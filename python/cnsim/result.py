@@ -12,12 +12,15 @@ import tomllib
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from cnsim import analysis
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 TIMESERIES_COLUMNS = ("time_s", "metric", "entity", "value")
 FLOW_COLUMNS = (
@@ -111,6 +114,52 @@ class Result:
         """Wide table of one metric: index time_s, one column per entity (glob patterns ok)."""
         return analysis.wide(self.timeseries, metric, entities)
 
+    @property
+    def per_source(self) -> pd.DataFrame:
+        """One row per host over the whole run (summary `per_source`), index `host`."""
+        return _table(self.summary.get("per_source"), "host")
+
+    @property
+    def per_port(self) -> pd.DataFrame:
+        """One row per switch output port over the whole run (summary `per_port`), index
+        `port`."""
+        return _table(self.summary.get("per_port"), "port")
+
+    @property
+    def per_switch(self) -> pd.DataFrame:
+        """One row per switch (summary `per_switch`), index `switch`."""
+        return _table(self.summary.get("per_switch"), "switch")
+
+    @property
+    def window_per_source(self) -> pd.DataFrame:
+        """Per host over `[report].window_s` (summary `window.per_source`); empty without a
+        window."""
+        window = self.summary.get("window") or {}
+        return _table(window.get("per_source"), "host")
+
+    @property
+    def figure_names(self) -> list[str]:
+        """The figures this run has (`figure(name)`, the PNGs `save` writes)."""
+        from cnsim import plots
+
+        return plots.figure_names(self)
+
+    def figure(self, name: str) -> Figure:
+        """One of the run's figures as a matplotlib Figure (no file written); in a notebook
+        it displays itself. KeyError names the figures there are."""
+        from cnsim import notebook, plots
+
+        if notebook.in_jupyter():
+            notebook.show_figures_inline()
+        return plots.figure(self, name)
+
+    def _repr_html_(self) -> str:
+        """The notebook view: headline numbers, the per-source and per-port tables and the
+        figures inline."""
+        from cnsim import notebook
+
+        return notebook.result_html(self)
+
     def save(self, out_dir: str | Path, plots: bool = True) -> Path:
         """Write the output contract (architecture.md, Outputs) to `out_dir` and return it."""
         from cnsim import report
@@ -123,6 +172,15 @@ class Result:
             f"<cnsim.Result {self.name!r} seed={self.summary.get('seed')} sim_time_s={sim} "
             f"rows={len(self.timeseries)} metrics={self.metric_names}>"
         )
+
+
+def _table(rows: Any, index_name: str) -> pd.DataFrame:
+    """A summary map {name: {field: value}} as a DataFrame, one row per name."""
+    if not isinstance(rows, Mapping) or not rows:
+        return pd.DataFrame(index=pd.Index([], name=index_name, dtype=object))
+    frame = pd.DataFrame.from_dict(dict(rows), orient="index")
+    frame.index.name = index_name
+    return frame
 
 
 def timeseries_frame(native: Mapping[str, Any]) -> pd.DataFrame:

@@ -188,6 +188,12 @@ class SweepResult:
 
         return make_sweep_plots(self, Path(out_dir) if out_dir else self.out_dir / PLOTS_DIR)
 
+    def _repr_html_(self) -> str:
+        """The notebook view: runs, per-point statistics and the figures `plot()` drew."""
+        from cnsim import notebook
+
+        return notebook.sweep_html(self)
+
     def __repr__(self) -> str:
         counts = self.runs["status"].value_counts().to_dict()
         return f"<cnsim.SweepResult {self.spec.name!r} runs={counts} out_dir={str(self.out_dir)!r}>"

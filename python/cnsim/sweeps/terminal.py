@@ -20,6 +20,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from cnsim import notebook
+
 if TYPE_CHECKING:
     from cnsim.sweeps.execute import RunOutcome
     from cnsim.sweeps.result import SweepResult
@@ -44,6 +46,18 @@ def run_progress(
 ) -> Iterator[Advance]:
     """A callback to report each finished run; draws nothing off a terminal or when disabled."""
     console = console or Console(stderr=True)
+    if enabled and total and not console.is_terminal and notebook.in_jupyter():
+        with notebook.progress_bar(title) as update:
+            done, failed = 0, 0
+
+            def advance_cell(outcome: RunOutcome) -> None:
+                nonlocal done, failed
+                done, failed = done + 1, failed + (outcome.status != "ok")
+                text = f" {done}/{total} runs" + (f", {failed} failed" if failed else "")
+                update(done / total, text)
+
+            yield advance_cell
+        return
     if not enabled or total == 0 or not console.is_terminal:
         yield lambda outcome: None
         return
