@@ -50,7 +50,7 @@ pub fn toml_syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
     let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
     let where_ = format!("line {line}, column {column}");
     match field_path_at(text, line) {
-        Some(path) => ConfigError::field(path, format!("{message} ({where_})")),
+        Some(path) => ConfigError::field(path, format!("not valid TOML: {message} ({where_})")),
         None => ConfigError::Syntax(format!("{where_}: {message}")),
     }
 }
@@ -91,6 +91,17 @@ fn field_path_at(text: &str, line: usize) -> Option<String> {
     } else {
         format!("{prefix}.{key}")
     })
+}
+
+/// A number for a message: plain when short (1500, 0.25), in exponent form when tiny or huge
+/// (1e-17, 1e6, 1e300) so the message stays one readable line.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 || !v.is_finite() || (1e-4..1e6).contains(&a) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
 }
 
 /// Collects validation checks in one place so each reads as one line.
@@ -162,7 +173,10 @@ impl Check<'_> {
             Err(self.fail(
                 field,
                 format!(
-                    "must be in [{MIN_TIME_S:e}, {MAX_TIME_S:e}] s (time counts whole picoseconds; got {v})"
+                    "must be in [{}, {}] s (time counts whole picoseconds; got {})",
+                    num(MIN_TIME_S),
+                    num(MAX_TIME_S),
+                    num(v)
                 ),
             ))
         }
@@ -180,7 +194,10 @@ impl Check<'_> {
             Err(self.fail(
                 field,
                 format!(
-                    "must be 0 or in [{MIN_TIME_S:e}, {MAX_TIME_S:e}] s (time counts whole picoseconds; got {v})"
+                    "must be 0 or in [{}, {}] s (time counts whole picoseconds; got {})",
+                    num(MIN_TIME_S),
+                    num(MAX_TIME_S),
+                    num(v)
                 ),
             ))
         }
@@ -204,7 +221,10 @@ impl Check<'_> {
         if v.is_finite() && v > 0.0 && v <= MAX_BYTES {
             Ok(())
         } else {
-            Err(self.fail(field, format!("must be in (0, 2^53] bytes (got {v})")))
+            Err(self.fail(
+                field,
+                format!("must be in (0, 2^53] bytes (got {})", num(v)),
+            ))
         }
     }
 
@@ -222,7 +242,12 @@ impl Check<'_> {
         } else {
             Err(self.fail(
                 field,
-                format!("must be in [{lo:e}, {hi:e}] {unit} (got {v})"),
+                format!(
+                    "must be in [{}, {}] {unit} (got {})",
+                    num(lo),
+                    num(hi),
+                    num(v)
+                ),
             ))
         }
     }

@@ -80,7 +80,11 @@ fn times_that_round_to_zero_picoseconds_are_refused() {
 #[test]
 fn rates_outside_the_clock_are_refused() {
     // 1e-3 b/s: a frame would take 1.2e7 s, past the end of the clock.
-    refused(&[("links[0].rate_bps", "1e-3")], "links[0].rate_bps", "1e3");
+    refused(
+        &[("links[0].rate_bps", "1e-3")],
+        "links[0].rate_bps",
+        "[1000, 1e12] b/s (got 0.001)",
+    );
     // 1e15 b/s: a bit takes a thousandth of the clock's picosecond.
     refused(
         &[("links[0].rate_bps", "1e15")],
@@ -98,7 +102,7 @@ fn rates_outside_the_clock_are_refused() {
     assert_field_error(
         &error_of(&cbr, &[]),
         "traffic[1].rate_bps",
-        "[1e3, 1e12] b/s",
+        "[1000, 1e12] b/s",
     );
     // Negative and NaN keep their plain message.
     refused(
