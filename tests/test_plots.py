@@ -173,9 +173,12 @@ def test_save_without_plots_and_stale_plots_removed(make_result, tmp_path):
     stale.parent.mkdir()
     stale.write_bytes(PNG_MAGIC)
     make_result().save(tmp_path, plots=False)
-    assert stale.exists()  # --no-plots leaves the directory alone
+    # A saved directory holds only this run's files: an earlier run's figures would lie.
+    assert not stale.exists()
+    assert not (tmp_path / "plots").exists()
     make_result().save(tmp_path)
     assert not stale.exists()
+    assert (tmp_path / "plots").is_dir()
 
 
 def test_summary_json_is_strict(make_result, tmp_path):

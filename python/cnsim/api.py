@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import operator
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -124,7 +125,12 @@ def _unknown_preset_message(name: str, known: list[str]) -> str:
 def scenario_text(scenario: Scenario) -> str:
     """TOML text from a preset name, a path, TOML text or a dict."""
     if isinstance(scenario, Mapping):
-        return tomli_w.dumps(scenario)
+        return tomli_w.dumps(_toml_ready(scenario, ""))
+    if not isinstance(scenario, str | Path):
+        raise ScenarioError(
+            f"scenario: expected a preset name, a path, TOML text or a dict "
+            f"(got {type(scenario).__name__})"
+        )
     if isinstance(scenario, str) and _is_toml_text(scenario):
         return scenario
     return load_scenario(scenario)
@@ -143,6 +149,45 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except (OSError, ValueError):
         return False
+
+
+def _toml_ready(value: Any, path: str) -> Any:
+    """A scenario dict with numpy scalars and arrays as plain Python values; a value TOML
+    cannot hold (None, an object) is a ScenarioError naming its path."""
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ScenarioError(f"{path or 'scenario'}: keys must be strings (got {key!r})")
+            out[key] = _toml_ready(item, f"{path}.{key}" if path else key)
+        return out
+    if hasattr(value, "tolist") and not isinstance(value, str | bytes):
+        value = value.tolist()  # numpy scalar or array
+    if isinstance(value, list | tuple):
+        return [_toml_ready(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    if value is None:
+        raise ScenarioError(f"{path}: None has no TOML form (leave the field out)")
+    if not isinstance(value, str | int | float | bool):
+        raise ScenarioError(
+            f"{path}: expected a string, number, boolean, list or table "
+            f"(got {type(value).__name__})"
+        )
+    return value
+
+
+SEED_LIMIT = 2**63  # TOML integers are i64; the resolved scenario stores its seed
+
+
+def check_seed(seed: Any) -> int | None:
+    """The seed as an int in [0, 2^63), or a ScenarioError naming `seed` (numpy ints work)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        raise ScenarioError(f"seed: must be an integer in [0, 2^63) (got {seed!r})")
+    value = operator.index(seed)
+    if not 0 <= value < SEED_LIMIT:
+        raise ScenarioError(f"seed: must be an integer in [0, 2^63) (got {value})")
+    return value
 
 
 # ---------------------------------------------------------------- overrides
@@ -174,8 +219,12 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 def toml_literal(value: Any) -> str:
     """A Python value as a TOML value literal (inline tables for dicts)."""
-    if hasattr(value, "item") and not isinstance(value, list | tuple | Mapping):
-        value = value.item()  # numpy scalar
+    if hasattr(value, "tolist") and not isinstance(value, list | tuple | Mapping | str):
+        value = value.tolist()  # numpy scalar or array
+    if value is None or not isinstance(value, str | int | float | bool | list | tuple | Mapping):
+        raise OverrideSyntaxError(
+            f"{value!r} has no TOML form (use a string, number, boolean, list or dict)"
+        )
     if isinstance(value, Mapping):
         items = ", ".join(f"{_toml_key(k)} = {toml_literal(v)}" for k, v in value.items())
         return "{ " + items + " }" if items else "{}"
@@ -195,8 +244,23 @@ def override_pairs(overrides: Overrides) -> list[tuple[str, str]]:
     if isinstance(overrides, str):
         return [parse_override(overrides)]
     if isinstance(overrides, Mapping):
-        return [(str(path), toml_literal(value)) for path, value in overrides.items()]
+        return [(str(path), _override_value(path, value)) for path, value in overrides.items()]
+    if not isinstance(overrides, Sequence):
+        raise OverrideSyntaxError(
+            f"set: expected a dict or a list of 'path=value' strings "
+            f"(got {type(overrides).__name__})"
+        )
+    for item in overrides:
+        if not isinstance(item, str):
+            raise OverrideSyntaxError(f"set: expected 'path=value' strings (got {item!r})")
     return [parse_override(item) for item in overrides]
+
+
+def _override_value(path: Any, value: Any) -> str:
+    try:
+        return toml_literal(value)
+    except OverrideSyntaxError as exc:
+        raise OverrideSyntaxError(f"{path}: {exc}") from None
 
 
 # ---------------------------------------------------------------- running
@@ -217,7 +281,9 @@ def resolve(scenario: Scenario, *, seed: int | None = None, set: Overrides = Non
     """The fully resolved scenario TOML (defaults filled) without running it."""
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
-    resolved: str = native().resolve(text, override_pairs(set), seed, base_dir(scenario))
+    resolved: str = native().resolve(
+        text, override_pairs(set), check_seed(seed), base_dir(scenario)
+    )
     return resolved
 
 
@@ -230,7 +296,9 @@ def trace(
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
-    return int(native().write_flow_trace(text, str(out), pairs, seed, base_dir(scenario)))
+    return int(
+        native().write_flow_trace(text, str(out), pairs, check_seed(seed), base_dir(scenario))
+    )
 
 
 def run(
@@ -252,6 +320,7 @@ def run(
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
+    seed = check_seed(seed)
     with _progress_context(progress) as callback:
         raw = native().run(
             text, overrides=pairs, seed=seed, progress=callback, base_dir=base_dir(scenario)

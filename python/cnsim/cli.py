@@ -136,8 +136,8 @@ def run(
     scenario: Annotated[
         str, typer.Argument(metavar="SCENARIO", help="Preset name or scenario TOML file.")
     ],
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Output directory (default: runs/NAME).")
+    out: Annotated[  # text, not Path: Path("") would silently mean the working directory
+        str | None, typer.Option("--out", "-o", help="Output directory (default: runs/NAME).")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Seed (replaces the scenario's).")] = None,
     overrides: Annotated[
@@ -156,11 +156,17 @@ def run(
     from cnsim import report
 
     with user_errors(), warnings_as_lines():
-        bar = nullcontext(None) if quiet else report.progress_bar(stderr)
-        with bar as callback:
-            result = api.run(scenario, seed=seed, set=overrides, progress=callback or False)
-        out_dir = out or default_out_dir(result)
-        result.save(out_dir, plots=not no_plots)
+        if out is not None:  # a directory cnsim must not write into fails before the run
+            report.check_out_dir(out)
+        try:
+            bar = nullcontext(None) if quiet else report.progress_bar(stderr)
+            with bar as callback:
+                result = api.run(scenario, seed=seed, set=overrides, progress=callback or False)
+            out_dir = Path(out) if out is not None else default_out_dir(result)
+            result.save(out_dir, plots=not no_plots)
+        except KeyboardInterrupt:
+            stderr.print(Text(RUN_INTERRUPTED, style="yellow"), soft_wrap=True)
+            raise typer.Exit(130) from None
     if not quiet:
         stdout.print(report.summary_table(result, out_dir))
         window = report.window_table(result.summary)
@@ -170,7 +176,9 @@ def run(
 
 @app.command()
 def trace(
-    scenario: Annotated[str, typer.Argument(help="Preset name or scenario TOML file.")],
+    scenario: Annotated[
+        str, typer.Argument(metavar="SCENARIO", help="Preset name or scenario TOML file.")
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Trace file to write (CSV).")],
     seed: Annotated[int | None, typer.Option(help="Seed (replaces the scenario's).")] = None,
     overrides: Annotated[
@@ -186,6 +194,7 @@ def trace(
 
 
 INTERRUPTED = "interrupted: finished runs are saved; the same command resumes the sweep"
+RUN_INTERRUPTED = "interrupted: nothing was written (an earlier run's directory is unchanged)"
 
 
 class Keep(StrEnum):

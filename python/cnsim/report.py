@@ -6,8 +6,11 @@ rely on them, so they are written in one place.
 
 from __future__ import annotations
 
+import glob
 import json
 import math
+import os
+import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,26 +36,164 @@ WINDOW_TABLE_FILE = "window_per_source.csv"
 # ---------------------------------------------------------------- files
 
 
-def write_run(result: Result, out_dir: Path, *, plots: bool = True) -> Path:
-    """Write scenario.toml, summary.json, timeseries.parquet and plots/*.png into `out_dir`."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / SCENARIO_FILE).write_text(result.scenario_toml)
-    summary = json.dumps(strict_json(result.summary), indent=2, allow_nan=False)
-    (out_dir / SUMMARY_FILE).write_text(summary + "\n")
-    result.timeseries.to_parquet(out_dir / TIMESERIES_FILE, index=False)
+RUN_FILES = frozenset(
+    {SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE, FLOWS_FILE, PLOTS_DIR, WINDOW_TABLE_FILE}
+)
+TEMP_SUFFIX = ".tmp"
+OLD_SUFFIX = ".old"
+
+
+class OutputError(OSError):
+    """An output directory cnsim will not write into (named in the message)."""
+
+
+def write_run(result: Result, out_dir: str | Path, *, plots: bool = True) -> Path:
+    """Write scenario.toml, summary.json, timeseries.parquet and plots/*.png into `out_dir`.
+
+    Crash-consistent: everything is written into a hidden sibling directory, each file synced,
+    summary.json last; the directory is then renamed into place (replacing an earlier run's
+    directory as a whole, so no stale file of it survives). A kill at any instant leaves
+    either the earlier run or this one, never a mix; a directory holding anything but a
+    cnsim run's files is refused. Disk-full and permission errors name the file.
+    """
+    out_dir = check_out_dir(out_dir)
+    parent = out_dir.parent
+    _mkdir(parent)
+    _drop_stale_siblings(out_dir)
+    temp = parent / f".{out_dir.name}.{os.getpid()}{TEMP_SUFFIX}"
+    shutil.rmtree(temp, ignore_errors=True)
+    try:
+        _mkdir(temp)
+        _write_contents(result, temp, plots=plots)
+        _replace_dir(temp, out_dir)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    return out_dir
+
+
+def check_out_dir(out_dir: str | Path) -> Path:
+    """The output directory as a Path, or OutputError when cnsim must not write there: an
+    empty name, the working directory (or one above it), a file, or a directory holding
+    anything but an earlier run's files."""
+    if str(out_dir).strip() == "":
+        raise OutputError("output directory: empty name (give --out DIR)")
+    out_dir = Path(out_dir)
+    here = Path.cwd().resolve()
+    target = out_dir.resolve()
+    if target == here or target in here.parents:
+        raise OutputError(
+            f"output directory {out_dir}: is the working directory or contains it; "
+            "name a new folder (e.g. --out runs/NAME)"
+        )
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"output directory {out_dir}: is a file")
+    if out_dir.is_dir():
+        foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in RUN_FILES)
+        if foreign:
+            raise OutputError(
+                f"output directory {out_dir}: holds {foreign[0]!r}, not a cnsim run's file; "
+                "choose another directory (a run replaces its directory as a whole)"
+            )
+    return out_dir
+
+
+def _write_contents(result: Result, folder: Path, *, plots: bool) -> None:
+    """All files of the run into `folder`, synced, summary.json last (it marks completion)."""
+    _write(folder / SCENARIO_FILE, lambda h: h.write(result.scenario_toml.encode()))
+    _write(folder / TIMESERIES_FILE, lambda h: result.timeseries.to_parquet(h, index=False))
     if len(result.flows):
-        result.flows.to_parquet(out_dir / FLOWS_FILE, index=False)
+        _write(folder / FLOWS_FILE, lambda h: result.flows.to_parquet(h, index=False))
     table = window_per_source(result.summary)
     if table is not None:
-        table.to_csv(out_dir / WINDOW_TABLE_FILE, index=False)
+        _write(folder / WINDOW_TABLE_FILE, lambda h: h.write(table.to_csv(index=False).encode()))
     if plots:
         from cnsim.plots import make_plots
 
-        plot_dir = out_dir / PLOTS_DIR
-        for stale in plot_dir.glob("*.png"):  # a re-run must not leave another run's figures
-            stale.unlink()
-        make_plots(result, plot_dir)
-    return out_dir
+        plot_dir = folder / PLOTS_DIR
+        try:
+            for png in make_plots(result, plot_dir):
+                _fsync_path(png)
+        except OSError as exc:
+            raise _named(exc, plot_dir) from None
+    summary = json.dumps(strict_json(result.summary), indent=2, allow_nan=False) + "\n"
+    _write(folder / SUMMARY_FILE, lambda h: h.write(summary.encode()))
+    _fsync_path(folder)
+
+
+def _write(path: Path, fill: Callable[[Any], object]) -> None:
+    """Write a file through `fill(handle)` and sync it; an OSError names the file."""
+    try:
+        with open(path, "wb") as handle:
+            fill(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise _named(exc, path) from None
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """The OSError with `path` as its file name when it lacks one (pyarrow's lack it)."""
+    if exc.filename:
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
+def _mkdir(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _named(exc, path) from None
+
+
+def _fsync_path(path: Path) -> None:
+    """Sync a file or directory entry to disk (directories where the OS allows)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # Windows cannot open directories; the rename is still atomic there
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on directories
+    finally:
+        os.close(fd)
+
+
+def _replace_dir(new: Path, out_dir: Path) -> None:
+    """Rename `new` to `out_dir`; an existing run directory is first moved aside, then
+    deleted, so the name never points at a mix of two runs."""
+    old = out_dir.with_name(f".{out_dir.name}.{os.getpid()}{OLD_SUFFIX}")
+    try:
+        if out_dir.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            os.rename(out_dir, old)
+        os.rename(new, out_dir)
+    except OSError as exc:
+        raise _named(exc, out_dir) from None
+    _fsync_path(out_dir.parent)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _drop_stale_siblings(out_dir: Path) -> None:
+    """Temporary and replaced directories a killed writer of `out_dir` left behind."""
+    for suffix in (TEMP_SUFFIX, OLD_SUFFIX):
+        for stale in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*{suffix}"):
+            pid = stale.name.removesuffix(suffix).rsplit(".", 1)[-1]
+            if pid.isdigit() and not _process_alive(int(pid)):
+                shutil.rmtree(stale, ignore_errors=True)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def window_per_source(summary: Mapping[str, Any]) -> pd.DataFrame | None:

@@ -164,7 +164,7 @@ class Result:
         """Write the output contract (architecture.md, Outputs) to `out_dir` and return it."""
         from cnsim import report
 
-        return report.write_run(self, Path(out_dir), plots=plots)
+        return report.write_run(self, out_dir, plots=plots)
 
     def __repr__(self) -> str:
         sim = self.summary.get("sim_time_s")

@@ -3,6 +3,12 @@
 
 use thiserror::Error;
 
+use crate::time::{MAX_RATE_BPS, MAX_TIME_S, MIN_RATE_BPS, MIN_TIME_S};
+
+/// Largest byte count a field may give: 2^53, the largest integer an f64 holds exactly (byte
+/// fields are compared with integer counters).
+pub const MAX_BYTES: f64 = 9_007_199_254_740_992.0;
+
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ConfigError {
     /// The text is not valid TOML, or a value has the wrong type / an unknown key.
@@ -27,6 +33,74 @@ impl ConfigError {
             ConfigError::Field { path, .. } => Some(path),
             ConfigError::Syntax(_) => None,
         }
+    }
+}
+
+/// A TOML parse error as one line: the field's path when the offending line is a `key = value`
+/// (a number too large for TOML, a bad value), else the line and column; never the parser's
+/// multi-line excerpt.
+pub fn toml_syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
+    let message = e.message().trim_end().replace('\n', "; ");
+    let Some(span) = e.span() else {
+        return ConfigError::Syntax(message);
+    };
+    let start = span.start.min(text.len());
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    let where_ = format!("line {line}, column {column}");
+    match field_path_at(text, line) {
+        Some(path) => ConfigError::field(path, format!("not valid TOML: {message} ({where_})")),
+        None => ConfigError::Syntax(format!("{where_}: {message}")),
+    }
+}
+
+/// The dotted path of the `key = value` on 1-based `line`, from the table headers above it
+/// (`[[traffic]]` counted into `traffic[i]`); None when the line is not a simple assignment.
+fn field_path_at(text: &str, line: usize) -> Option<String> {
+    let is_key = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    };
+    let mut prefix = String::new();
+    let mut arrays: std::collections::HashMap<String, usize> = Default::default();
+    let mut target = None;
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if i + 1 == line {
+            target = Some(l);
+            break;
+        }
+        if let Some(name) = l.strip_prefix("[[").and_then(|r| r.split("]]").next()) {
+            let name = name.trim().to_string();
+            let n = arrays.entry(name.clone()).or_insert(0);
+            prefix = format!("{name}[{n}]");
+            *n += 1;
+        } else if let Some(name) = l.strip_prefix('[').and_then(|r| r.split(']').next()) {
+            prefix = name.trim().to_string();
+        }
+    }
+    let (key, _) = target?.split_once('=')?;
+    let key = key.trim();
+    if !is_key(key) {
+        return None;
+    }
+    Some(if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    })
+}
+
+/// A number for a message: plain when short (1500, 0.25), in exponent form when tiny or huge
+/// (1e-17, 1e6, 1e300) so the message stays one readable line.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 || !v.is_finite() || (1e-4..1e6).contains(&a) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
     }
 }
 
@@ -86,6 +160,94 @@ impl Check<'_> {
             Err(ConfigError::field(
                 self.at(field),
                 format!("must be in [{lo}, {hi}] (got {v})"),
+            ))
+        }
+    }
+
+    /// A time that must be > 0: between the clock's resolution and `MAX_TIME_S`.
+    pub fn time_positive(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+        self.positive(field, v)?;
+        if v.is_finite() && (MIN_TIME_S..=MAX_TIME_S).contains(&v) {
+            Ok(())
+        } else {
+            Err(self.fail(
+                field,
+                format!(
+                    "must be in [{}, {}] s (time counts whole picoseconds; got {})",
+                    num(MIN_TIME_S),
+                    num(MAX_TIME_S),
+                    num(v)
+                ),
+            ))
+        }
+    }
+
+    /// A time that may be 0 (a delay, a start): 0, or as `time_positive`.
+    pub fn time_non_negative(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+        self.non_negative(field, v)?;
+        if v == 0.0 {
+            return Ok(());
+        }
+        if v.is_finite() && (MIN_TIME_S..=MAX_TIME_S).contains(&v) {
+            Ok(())
+        } else {
+            Err(self.fail(
+                field,
+                format!(
+                    "must be 0 or in [{}, {}] s (time counts whole picoseconds; got {})",
+                    num(MIN_TIME_S),
+                    num(MAX_TIME_S),
+                    num(v)
+                ),
+            ))
+        }
+    }
+
+    /// A service rate (link, receiver, CBR source): `MIN_RATE_BPS..=MAX_RATE_BPS`.
+    pub fn rate(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+        self.positive(field, v)?;
+        self.in_range(field, v, MIN_RATE_BPS, MAX_RATE_BPS, "b/s")
+    }
+
+    /// A rate step or increment that may be 0: `0..=MAX_RATE_BPS`.
+    pub fn rate_non_negative(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+        self.non_negative(field, v)?;
+        self.in_range(field, v, 0.0, MAX_RATE_BPS, "b/s")
+    }
+
+    /// A byte count that must be > 0: `(0, MAX_BYTES]`.
+    pub fn bytes_positive(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+        self.positive(field, v)?;
+        if v.is_finite() && v > 0.0 && v <= MAX_BYTES {
+            Ok(())
+        } else {
+            Err(self.fail(
+                field,
+                format!("must be in (0, 2^53] bytes (got {})", num(v)),
+            ))
+        }
+    }
+
+    /// `lo <= v <= hi` with a unit in the message.
+    pub fn in_range(
+        &self,
+        field: &str,
+        v: f64,
+        lo: f64,
+        hi: f64,
+        unit: &str,
+    ) -> Result<(), ConfigError> {
+        if v.is_finite() && v >= lo && v <= hi {
+            Ok(())
+        } else {
+            Err(self.fail(
+                field,
+                format!(
+                    "must be in [{}, {}] {unit} (got {})",
+                    num(lo),
+                    num(hi),
+                    num(v)
+                ),
             ))
         }
     }

@@ -4,10 +4,26 @@
 //! bit-identical across machines. One bit at 10 Gb/s lasts 100 ps; a 1500 B frame 1.2 us.
 
 use std::fmt;
-use std::ops::{Add, AddAssign, Sub};
+use std::ops::{Add, AddAssign, Mul, Sub};
 
 /// Picoseconds per second.
 pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+/// The clock's resolution: durations a scenario gives must be 0 or at least this (anything
+/// shorter would round to 0 ps and stall time at one instant).
+pub const MIN_TIME_S: f64 = 1e-12;
+
+/// Longest time a scenario field may give (about 11.6 days). u64 picoseconds reach 1.8e7 s;
+/// keeping each input 18x below that lets a run's start, duration, delays and timers be added
+/// without reaching the end of the clock (and the clock saturates rather than wraps if they do).
+pub const MAX_TIME_S: f64 = 1e6;
+
+/// Fastest rate a scenario may give: one bit per picosecond, so a bit time is representable.
+pub const MAX_RATE_BPS: f64 = 1e12;
+
+/// Slowest service rate (links, receivers, CBR sources): 1 kb/s, at which a 9216 B frame takes
+/// 74 s and a full PAUSE (65535 quanta) 9.3 hours, both inside `MAX_TIME_S`.
+pub const MIN_RATE_BPS: f64 = 1e3;
 
 /// A point in simulated time, or a duration, in integer picoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -47,16 +63,26 @@ impl SimTime {
     }
 }
 
+/// Addition saturates at `SimTime::MAX` ("never"): a deadline beyond the end of the clock must
+/// stay in the future, not wrap around to the start of the run.
 impl Add for SimTime {
     type Output = SimTime;
     fn add(self, rhs: SimTime) -> SimTime {
-        SimTime(self.0 + rhs.0)
+        SimTime(self.0.saturating_add(rhs.0))
     }
 }
 
 impl AddAssign for SimTime {
     fn add_assign(&mut self, rhs: SimTime) {
-        self.0 += rhs.0;
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+
+/// A duration times a count (slots of a Bernoulli gap), saturating at `SimTime::MAX`.
+impl Mul<u64> for SimTime {
+    type Output = SimTime;
+    fn mul(self, rhs: u64) -> SimTime {
+        SimTime(self.0.saturating_mul(rhs))
     }
 }
 
@@ -123,6 +149,28 @@ mod tests {
     fn max_pause_is_3_355_ms_at_10g() {
         let t = pause_quanta_time(u16::MAX, 10e9);
         assert_eq!(t.ps(), 3_355_392_000);
+    }
+
+    #[test]
+    fn clock_saturates_instead_of_wrapping() {
+        let late = SimTime(u64::MAX - 5);
+        assert_eq!(late + SimTime(10), SimTime::MAX);
+        let mut t = late;
+        t += SimTime(10);
+        assert_eq!(t, SimTime::MAX);
+        assert_eq!(SimTime(1 << 40) * (1 << 40), SimTime::MAX);
+        assert_eq!(SimTime(1_200_000) * 3, SimTime(3_600_000));
+    }
+
+    #[test]
+    fn input_bounds_stay_inside_the_clock() {
+        // The slowest rate's longest frame and PAUSE, and the longest input time, all fit.
+        assert!(serialization_time(9216 + 9216, MIN_RATE_BPS) < SimTime::from_secs_f64(MAX_TIME_S));
+        assert!(pause_quanta_time(u16::MAX, MIN_RATE_BPS).as_secs_f64() < MAX_TIME_S);
+        assert!(MAX_TIME_S * 18.0 < SimTime::MAX.as_secs_f64());
+        // One bit at the fastest rate is exactly one picosecond.
+        assert_eq!(serialization_time(1, MAX_RATE_BPS).ps(), 8);
+        assert_eq!(SimTime::from_secs_f64(MIN_TIME_S).ps(), 1);
     }
 
     #[test]

@@ -112,10 +112,15 @@ fn host_with_two_links_is_rejected() {
 #[test]
 fn bad_override_paths_are_rejected() {
     let text = base().build();
-    for path in ["traffic[x].load", "traffic[0.load", "traffic..load", ""] {
+    for path in ["traffic[x].load", "traffic[0.load", "traffic..load"] {
         let e = error_of(&text, &[(path, "0.3")]);
         assert_error(&e, path, "bad override path");
     }
+    assert_error(
+        &error_of(&text, &[("", "0.3")]),
+        "set",
+        "bad override path: empty",
+    );
     assert_error(
         &error_of(&text, &[("duration_s.x", "1")]),
         "duration_s.x",

@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import socket
 import sys
+import threading
 import time
 import uuid
 import warnings
@@ -134,8 +135,44 @@ def outcomes(
     yield from _pool(tasks, jobs)
 
 
+PARENT_POLL_S = 0.5
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Worker initializer: a daemon thread ends the worker within PARENT_POLL_S once the
+    process that started the sweep is gone (killed with SIGKILL, say), instead of it running
+    its queue for minutes. (The core releases the GIL while simulating, so the thread runs.)"""
+
+    # The worker's own parent is the fork server (or the sweep itself): it exits when the
+    # sweep dies, and the worker is then re-parented. A dead sweep that nobody has reaped yet
+    # still answers kill(pid, 0), so both are watched.
+    first_parent = os.getppid()
+
+    def watch() -> None:
+        while _alive(parent_pid) and os.getppid() == first_parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="cnsim-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, but not ours to signal
+    return True
+
+
 def _pool(tasks: Sequence[RunTask], jobs: int) -> Iterator[RunOutcome]:
-    executor = ProcessPoolExecutor(max_workers=jobs, mp_context=_context())
+    executor = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=_context(),
+        initializer=_exit_with_parent,
+        initargs=(os.getpid(),),
+    )
     try:
         futures: dict[Future[RunOutcome], RunTask] = {
             executor.submit(run_one, task): task for task in tasks

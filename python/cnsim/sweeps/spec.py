@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -277,6 +278,23 @@ def check(spec: SweepSpec) -> None:
         raise SweepError(f"parameter {sorted(shared)[0]!r} is given twice (grid, zip or set)")
     for index, plot in enumerate(spec.plots):
         _check_plot(spec, index, plot)
+    _run_count(spec)
+
+
+MAX_RUNS = 1_000_000  # points x replications; the plan holds every run in memory
+
+
+def _run_count(spec: SweepSpec) -> None:
+    """Refuse a study too large to plan, before any point is built (10^12 runs would fill
+    the memory while planning)."""
+    points = math.prod(len(values) for values in spec.grid.values())
+    points *= len(next(iter(spec.zip.values()))) if spec.zip else 1
+    runs = points * spec.replications
+    if runs > MAX_RUNS:
+        raise SweepError(
+            f"sweep.replications: {points:,} points x {spec.replications:,} replications = "
+            f"{runs:,} runs, more than {MAX_RUNS:,}; split the study"
+        )
 
 
 def _replications(value: Any) -> None:
@@ -323,10 +341,12 @@ def _zip(table: Any) -> None:
 
 def _no_duplicates(where: str, values: list[Any]) -> None:
     """Two equal points would share a seed, so they would be one run counted twice."""
-    seen = [json.dumps(v, sort_keys=True, default=str) for v in values]
-    for i, text in enumerate(seen):
-        if text in seen[:i]:
-            raise SweepError(f"{where}: value {values[i]!r} is listed twice")
+    seen: set[str] = set()
+    for value in values:
+        text = json.dumps(value, sort_keys=True, default=str)
+        if text in seen:
+            raise SweepError(f"{where}: value {value!r} is listed twice")
+        seen.add(text)
 
 
 def _overrides(where: str, table: Any) -> None:

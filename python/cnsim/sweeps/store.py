@@ -17,14 +17,18 @@ so a study killed at any instant resumes without redoing or trusting a partial r
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from cnsim.report import strict_json
 
@@ -55,17 +59,18 @@ class Store:
     # ------------------------------------------------------------ reading
 
     def record(self, key: str) -> dict[str, Any] | None:
-        """A run's run.json, or None when it never finished."""
-        path = self.run_dir(key) / RECORD_FILE
-        try:
-            record: dict[str, Any] = json.loads(path.read_text())
-            return record
-        except (FileNotFoundError, json.JSONDecodeError):
+        """A run's run.json, or None when it never finished or the file is unreadable
+        (truncated, emptied, not this run's): such a run counts as not done."""
+        record = _read_json(self.run_dir(key) / RECORD_FILE)
+        if record is None or record.get("key") != key:
             return None
+        return record
 
     def summary(self, key: str) -> dict[str, Any]:
-        """A finished run's summary.json."""
-        summary: dict[str, Any] = json.loads((self.run_dir(key) / SUMMARY_FILE).read_text())
+        """A finished run's summary.json (`is_done` has checked it reads back whole)."""
+        summary = _read_json(self.run_dir(key) / SUMMARY_FILE)
+        if summary is None:
+            raise FileNotFoundError(f"no readable summary for run {key}")
         return summary
 
     def timeseries_path(self, key: str) -> Path:
@@ -73,23 +78,38 @@ class Store:
         return self.run_dir(key) / TIMESERIES_FILE
 
     def is_done(self, key: str, keep: Keep) -> bool:
-        """Finished with status ok and holding what `keep` asks for; failed runs are retried."""
+        """Finished with status ok and holding, readable, what `keep` asks for. A failed run,
+        or one whose files are missing, truncated or inconsistent, is run again."""
         record = self.record(key)
         if record is None or record.get("status") != "ok":
             return False
-        if not (self.run_dir(key) / SUMMARY_FILE).is_file():
+        summary = _read_json(self.run_dir(key) / SUMMARY_FILE)
+        if summary is None or not _complete(summary):
             return False
-        return keep != "full" or self.timeseries_path(key).is_file()
+        return keep != "full" or _parquet_readable(self.timeseries_path(key))
 
     # ------------------------------------------------------------ writing
 
     def prepare(self, spec_toml: str, base_toml: str) -> None:
-        """Create the directory, write the spec and base, and drop temp files of a killed run."""
+        """Create the directory, write the spec and base, and drop temp files of a killed run.
+
+        Files that already hold the same text are left alone, so a finished study on a
+        read-only disk opens (and its table is only rewritten when it changed).
+        """
         (self.root / RUNS_DIR).mkdir(parents=True, exist_ok=True)
-        for stale in (self.root / RUNS_DIR).glob(f"*/.*{TEMP_SUFFIX}"):
-            stale.unlink(missing_ok=True)
-        atomic_write(self.root / BASE_FILE, base_toml.encode())
-        atomic_write(self.root / SPEC_FILE, spec_toml.encode())
+        self.drop_temp_files()
+        write_if_changed(self.root / BASE_FILE, base_toml.encode())
+        write_if_changed(self.root / SPEC_FILE, spec_toml.encode())
+
+    def drop_temp_files(self) -> None:
+        """Temp files of writers that are gone (killed, or out of disk mid-write)."""
+        for pattern in (f".*{TEMP_SUFFIX}", f"{RUNS_DIR}/*/.*{TEMP_SUFFIX}"):
+            for stale in self.root.glob(pattern):
+                pid = stale.name.removesuffix(TEMP_SUFFIX).rsplit(".", 1)[-1]
+                if pid.isdigit() and int(pid) != os.getpid() and _pid_alive(int(pid)):
+                    continue  # another live process is writing it
+                with contextlib.suppress(OSError):
+                    stale.unlink()
 
     def write_run(
         self,
@@ -107,11 +127,12 @@ class Store:
         atomic_write(folder / RECORD_FILE, _json_bytes(record))
 
     def write_table(self, table: pd.DataFrame) -> Path:
-        """runs.parquet, atomically (a reader never sees half a table)."""
+        """runs.parquet, atomically (a reader never sees half a table); left alone when it
+        already holds this table."""
         path = self.root / TABLE_FILE
-        temp = _temp_name(path)
-        table.to_parquet(temp, index=False)
-        os.replace(temp, path)
+        buffer = io.BytesIO()
+        table.to_parquet(buffer, index=False)
+        write_if_changed(path, buffer.getvalue(), same=lambda: _same_table(path, table))
         return path
 
     def drop_runs(self, keys: list[str]) -> None:
@@ -121,13 +142,86 @@ class Store:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, flush it to disk, then rename it into place."""
+    """Write to a temporary file beside `path`, flush it to disk, then rename it into place.
+
+    On any failure (a full disk, a permission) the temporary file is removed and the OSError
+    names `path`.
+    """
     temp = _temp_name(path)
-    with open(temp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        if isinstance(exc, OSError) and exc.filename != str(path):
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
+
+
+def write_if_changed(path: Path, data: bytes, same: Callable[[], bool] | None = None) -> None:
+    """`atomic_write` unless the file already holds `data` (or `same()` says it does)."""
+    try:
+        unchanged = same() if same is not None else path.read_bytes() == data
+    except (OSError, ValueError):
+        unchanged = False
+    if not unchanged:
+        atomic_write(path, data)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from `path`, or None when missing, unreadable, truncated, not an object,
+    or holding NaN/Infinity (cnsim writes strict JSON, so those mean a damaged file)."""
+    try:
+        value = json.loads(path.read_bytes(), parse_constant=_reject_constant)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not strict JSON")
+
+
+def _complete(summary: Mapping[str, Any]) -> bool:
+    """A summary of a run that finished and conserved frames (what `cnsim run` writes)."""
+    frames = summary.get("frames")
+    return (
+        summary.get("completed") is True
+        and isinstance(frames, Mapping)
+        and frames.get("conserved") is True
+    )
+
+
+def _parquet_readable(path: Path) -> bool:
+    """The file is whole Parquet (its footer reads back)."""
+    try:
+        pq.read_metadata(path)
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+    return True
+
+
+def _same_table(path: Path, table: pd.DataFrame) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        return pd.read_parquet(path).equals(table)
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _temp_name(path: Path) -> Path:

@@ -18,6 +18,10 @@ use crate::error::ConfigError;
 
 pub use flows::{FlowSpec, SizeSpec};
 pub use overrides::apply_override;
+pub use validate::{
+    Estimate, DEFAULT_MAX_EVENTS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_PROBE_SAMPLES,
+    MAX_FRAME_BYTES, MAX_PORTS_PER_NODE, MIN_LOAD,
+};
 
 /// Pause duration sent with XOFF by default: the maximum, 65535 quanta (3.36 ms at 10 Gb/s).
 pub const DEFAULT_XOFF_QUANTA: u16 = u16::MAX;
@@ -46,6 +50,33 @@ pub struct Scenario {
     /// Model options that apply everywhere.
     #[serde(default)]
     pub model: ModelSpec,
+    /// Caps on the estimated cost of a run, checked before it starts (raise them to run a
+    /// scenario that needs more).
+    #[serde(default, skip_serializing_if = "LimitsSpec::is_default")]
+    pub limits: LimitsSpec,
+}
+
+/// Fail-fast resource caps: validation estimates a run's events, probe samples and memory and
+/// refuses a scenario above a cap with an error naming the cap, instead of running for hours
+/// or until the machine runs out of memory. None = the default cap.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    /// Simulated events (default 1e10, some 20 minutes at 10 M events/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_events: Option<f64>,
+    /// Probe samples (rows of the time series; default 1e8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_probe_samples: Option<f64>,
+    /// Memory of the network state and the time series (default 8e9 bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory_bytes: Option<f64>,
+}
+
+impl LimitsSpec {
+    fn is_default(&self) -> bool {
+        *self == LimitsSpec::default()
+    }
 }
 
 fn default_seed() -> u64 {
@@ -473,9 +504,9 @@ impl Scenario {
 
     /// Parses TOML text, applies `--set path=value` overrides, fills defaults and validates.
     pub fn from_toml(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ConfigError> {
-        let mut value: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            ConfigError::Syntax(e.to_string().trim_end().to_string())
-        })?;
+        let mut value: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| crate::error::toml_syntax_error(text, &e))?;
         for (path, v) in overrides {
             apply_override(&mut value, path, v)?;
         }

@@ -11,7 +11,8 @@ enum Segment<'a> {
 fn parse_path(path: &str) -> Result<Vec<Segment<'_>>, ConfigError> {
     let bad = |why: &str| ConfigError::field(path.to_string(), format!("bad override path: {why}"));
     if path.is_empty() {
-        return Err(bad("empty"));
+        // No path to name: the error names the option instead of an empty field.
+        return Err(ConfigError::field("set", "bad override path: empty"));
     }
     path.split('.')
         .map(|seg| match seg.split_once('[') {

@@ -7,10 +7,20 @@ use crate::error::Check;
 
 const UNIFORM: &str = "uniform";
 
+/// Largest frame (a jumbo frame): data frames, control frames and the per-frame wire overhead.
+pub const MAX_FRAME_BYTES: u32 = 9216;
+
+/// Smallest Bernoulli load: one frame per 10^9 slots on average. Below it the geometric gap
+/// sampler cannot be set up (at 1e-16, 1 - load rounds to 1.0 and its setup loops forever).
+pub const MIN_LOAD: f64 = 1e-9;
+
+/// Ports per node are numbered in a u16 and u16::MAX means "no route".
+pub const MAX_PORTS_PER_NODE: usize = u16::MAX as usize - 1;
+
 impl Scenario {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let top = Check { path: "" };
-        top.positive("duration_s", self.duration_s)?;
+        top.time_positive("duration_s", self.duration_s)?;
         if self.hosts.is_empty() {
             return Err(top.fail("hosts", "at least one host is required"));
         }
@@ -21,8 +31,11 @@ impl Scenario {
         for (i, s) in self.switches.iter().enumerate() {
             s.validate(&format!("switches[{i}]"))?;
         }
+        let nodes: HashSet<&str> = (self.hosts.iter().map(|h| h.name.as_str()))
+            .chain(self.switches.iter().map(|s| s.name.as_str()))
+            .collect();
         for (i, l) in self.links.iter().enumerate() {
-            self.validate_link(l, &format!("links[{i}]"))?;
+            self.validate_link(l, &format!("links[{i}]"), &nodes)?;
         }
         self.validate_host_attachment()?;
         for (i, t) in self.traffic.iter().enumerate() {
@@ -31,13 +44,26 @@ impl Scenario {
         self.validate_congestion()?;
         self.report.validate("report", self.duration_s)?;
         let m = Check { path: "model" };
-        if self.model.control_frame_bytes < 64 {
+        if !(64..=MAX_FRAME_BYTES).contains(&self.model.control_frame_bytes) {
             return Err(m.fail(
                 "control_frame_bytes",
-                "must be >= 64 (an Ethernet minimum frame)",
+                format!(
+                    "must be in [64, {MAX_FRAME_BYTES}] (an Ethernet frame; got {})",
+                    self.model.control_frame_bytes
+                ),
             ));
         }
-        Ok(())
+        if self.model.wire_overhead_bytes > MAX_FRAME_BYTES {
+            return Err(m.fail(
+                "wire_overhead_bytes",
+                format!(
+                    "must be in [0, {MAX_FRAME_BYTES}] (got {})",
+                    self.model.wire_overhead_bytes
+                ),
+            ));
+        }
+        self.validate_ports()?;
+        self.validate_resources()
     }
 
     fn validate_names(&self) -> Result<(), ConfigError> {
@@ -77,27 +103,28 @@ impl Scenario {
         Ok(())
     }
 
-    fn node_exists(&self, name: &str) -> bool {
-        self.hosts.iter().any(|h| h.name == name) || self.switches.iter().any(|s| s.name == name)
-    }
-
     pub(super) fn host_exists(&self, name: &str) -> bool {
         self.hosts.iter().any(|h| h.name == name)
     }
 
-    fn validate_link(&self, l: &LinkSpec, path: &str) -> Result<(), ConfigError> {
+    fn validate_link(
+        &self,
+        l: &LinkSpec,
+        path: &str,
+        nodes: &HashSet<&str>,
+    ) -> Result<(), ConfigError> {
         let c = Check { path };
         for end in &l.ends {
-            if !self.node_exists(end) {
+            if !nodes.contains(end.as_str()) {
                 return Err(c.fail("ends", format!("unknown node '{end}'")));
             }
         }
         if l.ends[0] == l.ends[1] {
             return Err(c.fail("ends", "a link must join two different nodes"));
         }
-        c.positive("rate_bps", l.rate_bps)?;
-        c.non_negative("delay_s", l.delay_s)?;
-        c.non_negative("delay_line_s", l.delay_line_s)?;
+        c.rate("rate_bps", l.rate_bps)?;
+        c.time_non_negative("delay_s", l.delay_s)?;
+        c.time_non_negative("delay_line_s", l.delay_line_s)?;
         for (j, step) in l.schedule.iter().enumerate() {
             let sp = format!("{path}.schedule[{j}]");
             let sc = Check { path: &sp };
@@ -107,8 +134,8 @@ impl Scenario {
                     format!("'{}' is not an end of this link", step.from),
                 ));
             }
-            sc.non_negative("at_s", step.at_s)?;
-            sc.positive("rate_bps", step.rate_bps)?;
+            sc.time_non_negative("at_s", step.at_s)?;
+            sc.rate("rate_bps", step.rate_bps)?;
             if step.rate_bps > l.rate_bps {
                 return Err(sc.fail("rate_bps", "must not exceed the link's rate_bps"));
             }
@@ -116,13 +143,16 @@ impl Scenario {
         Ok(())
     }
 
+    /// Every host has exactly one link (counted in one pass: thousands of hosts stay fast).
     fn validate_host_attachment(&self) -> Result<(), ConfigError> {
+        let mut links_of: std::collections::HashMap<&str, usize> = Default::default();
+        for l in &self.links {
+            for end in &l.ends {
+                *links_of.entry(end.as_str()).or_default() += 1;
+            }
+        }
         for (i, h) in self.hosts.iter().enumerate() {
-            let n = self
-                .links
-                .iter()
-                .filter(|l| l.ends.contains(&h.name))
-                .count();
+            let n = links_of.get(h.name.as_str()).copied().unwrap_or(0);
             if n != 1 {
                 return Err(ConfigError::field(
                     format!("hosts[{i}]"),
@@ -188,11 +218,16 @@ impl Scenario {
         }
         match t.kind {
             TrafficKind::Bernoulli => match t.load {
-                Some(load) => c.in_open_closed("load", load, 0.0, 1.0)?,
+                // Below MIN_LOAD the geometric gap sampler cannot be built (1 - load rounds to
+                // 1.0 and its setup never ends) and gaps pass the end of the clock.
+                Some(load) => {
+                    c.in_open_closed("load", load, 0.0, 1.0)?;
+                    c.in_range("load", load, MIN_LOAD, 1.0, "of the line rate")?
+                }
                 None => return Err(c.fail("load", "required for kind = \"bernoulli\"")),
             },
             TrafficKind::Cbr => match t.rate_bps {
-                Some(r) => c.positive("rate_bps", r)?,
+                Some(r) => c.rate("rate_bps", r)?,
                 None => return Err(c.fail("rate_bps", "required for kind = \"cbr\"")),
             },
             TrafficKind::Flows => match t.load {
@@ -201,15 +236,16 @@ impl Scenario {
             },
             TrafficKind::Saturate | TrafficKind::FlowTrace => {}
         }
-        if !(64..=9216).contains(&t.frame_bytes) {
+        if !(64..=MAX_FRAME_BYTES).contains(&t.frame_bytes) {
             return Err(c.fail(
                 "frame_bytes",
-                format!("must be in [64, 9216] (got {})", t.frame_bytes),
+                format!("must be in [64, {MAX_FRAME_BYTES}] (got {})", t.frame_bytes),
             ));
         }
-        c.non_negative("start_s", t.start_s)?;
+        c.time_non_negative("start_s", t.start_s)?;
         if let Some(stop) = t.stop_s {
-            if stop.is_nan() || stop <= t.start_s {
+            c.time_positive("stop_s", stop)?;
+            if stop <= t.start_s {
                 return Err(c.fail("stop_s", format!("must be after start_s (got {stop})")));
             }
         }
@@ -229,9 +265,244 @@ impl Scenario {
     fn validate_congestion(&self) -> Result<(), ConfigError> {
         if let Some(q) = &self.congestion.qcn {
             q.validate("congestion.qcn")?;
+            // What the clock and the frame size bound (the scheme's own checks cover the rest).
+            let c = Check {
+                path: "congestion.qcn",
+            };
+            for (field, v) in [
+                ("qeq_bytes", q.qeq_bytes),
+                ("sample_base_bytes", q.sample_base_bytes),
+                ("bc_limit_bytes", q.bc_limit_bytes),
+            ] {
+                c.bytes_positive(field, v)?;
+            }
+            c.time_positive("timer_period_s", q.timer_period_s)?;
+            c.rate_non_negative("r_ai_bps", q.r_ai_bps)?;
+            c.rate_non_negative("r_hai_bps", q.r_hai_bps)?;
+            c.rate("min_rate_bps", q.min_rate_bps)?;
+            check_control_bytes(&c, "cnm_bytes", q.cnm_bytes)?;
         }
         if let Some(b) = &self.congestion.bcn {
             b.validate("congestion.bcn")?;
+            let c = Check {
+                path: "congestion.bcn",
+            };
+            c.bytes_positive("qeq_bytes", b.qeq_bytes)?;
+            c.time_non_negative("bcn00_stop_max_s", b.bcn00_stop_max_s)?;
+            c.time_positive("drift_interval_s", b.drift_interval_s)?;
+            c.rate("ru_bps", b.ru_bps)?;
+            c.rate("rmin_bps", b.rmin_bps)?;
+            c.rate_non_negative("drift_step_bps", b.drift_step_bps)?;
+            check_control_bytes(&c, "bcn_bytes", b.bcn_bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// Defaults of `[limits]`.
+pub const DEFAULT_MAX_EVENTS: f64 = 1e10;
+pub const DEFAULT_MAX_PROBE_SAMPLES: f64 = 1e8;
+pub const DEFAULT_MAX_MEMORY_BYTES: f64 = 8e9;
+
+/// Bytes per probe sample: 24 in the core's columns, about as much again in the DataFrame
+/// and the Parquet encoder that copy them.
+const BYTES_PER_SAMPLE: f64 = 64.0;
+/// Bytes per (host, destination) queue with its rate limiter state. A host keeps one only for
+/// destinations it has work or a limiter for.
+const BYTES_PER_VOQ: f64 = 256.0;
+/// VOQs a host without rate limiters is taken to hold at once (queues with frames waiting).
+const BUSY_VOQS_PER_HOST: f64 = 64.0;
+/// Bytes per flow of a workload: its run-time state and its output record.
+const BYTES_PER_FLOW: f64 = 160.0;
+
+/// What a run is estimated to cost (upper estimates, for the fail-fast caps).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    pub events: f64,
+    pub probe_samples: f64,
+    pub memory_bytes: f64,
+}
+
+impl Scenario {
+    /// Ports per node fit their u16 index.
+    fn validate_ports(&self) -> Result<(), ConfigError> {
+        let mut ports: std::collections::HashMap<&str, usize> = Default::default();
+        for l in &self.links {
+            for end in &l.ends {
+                *ports.entry(end.as_str()).or_default() += 1;
+            }
+        }
+        for (i, s) in self.switches.iter().enumerate() {
+            let n = ports.get(s.name.as_str()).copied().unwrap_or(0);
+            if n > MAX_PORTS_PER_NODE {
+                return Err(ConfigError::field(
+                    format!("switches[{i}]"),
+                    format!(
+                        "switch '{}' has {n} links; at most {MAX_PORTS_PER_NODE} fit its port numbers",
+                        s.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Upper estimates of the run's events, probe samples and memory, from the traffic's
+    /// frame rates, the path lengths and the probes; cheap (no network is built).
+    pub fn estimate(&self) -> Estimate {
+        let line_rate = |host: &str| {
+            self.links
+                .iter()
+                .find(|l| l.ends.iter().any(|e| e == host))
+                .map_or(0.0, |l| l.rate_bps)
+        };
+        let mut frames_events = 0.0;
+        let mut workload_flows = 0.0;
+        for t in &self.traffic {
+            let stop = t.stop_s.unwrap_or(self.duration_s).min(self.duration_s);
+            let active_s = (stop - t.start_s).max(0.0);
+            let frame_bits = 8.0 * f64::from(t.frame_bytes + self.model.wire_overhead_bytes);
+            let hops = self.longest_path_links(t).max(1) as f64;
+            for h in &t.hosts {
+                let rate = match t.kind {
+                    TrafficKind::Bernoulli | TrafficKind::Flows => {
+                        t.load.unwrap_or(1.0) * line_rate(h)
+                    }
+                    TrafficKind::Cbr => t.rate_bps.unwrap_or(0.0).min(line_rate(h)),
+                    TrafficKind::Saturate => line_rate(h),
+                    TrafficKind::FlowTrace => 0.0,
+                };
+                if let Some(mean) = t.size.as_ref().and_then(SizeSpec::mean_bytes_hint) {
+                    workload_flows += rate / (8.0 * mean) * active_s;
+                }
+                // Per frame: its generation, and per link an end of transmission and an
+                // arrival; plus the delivery.
+                frames_events += rate / frame_bits * active_s * (2.0 * hops + 2.0);
+            }
+        }
+        let probes = (self.duration_s / self.report.probe_interval_s).floor();
+        let n_hosts = self.hosts.len() as f64;
+        let n_ports = 2.0 * self.links.len() as f64;
+        let flows: f64 = if self.congestion.scheme == Scheme::None {
+            0.0
+        } else {
+            self.traffic
+                .iter()
+                .map(|t| {
+                    let dsts = match &t.dst {
+                        Some(DstSpec::One(d)) if d == UNIFORM => n_hosts - 1.0,
+                        Some(DstSpec::Many(list)) => list.len() as f64,
+                        Some(DstSpec::One(_)) | None => 1.0,
+                    };
+                    t.hosts.len() as f64 * dsts
+                })
+                .sum()
+        };
+        // An inline flow list: its bytes (a trace file is read only when the network is built).
+        for t in self
+            .traffic
+            .iter()
+            .filter(|t| t.kind == TrafficKind::FlowTrace)
+        {
+            workload_flows += t.flows.len() as f64;
+            let bytes: f64 = t.flows.iter().map(|f| f.size_bytes).sum();
+            let frame_bits = 8.0 * f64::from(t.frame_bytes + self.model.wire_overhead_bytes);
+            frames_events += bytes * 8.0 / frame_bits * (2.0 * 4.0 + 2.0);
+        }
+        // Samples per probe: 6 per host, 2 per switch, 5 per port (with CP feedback), 2 per
+        // rate limiter.
+        let per_probe = 6.0 * n_hosts
+            + 2.0 * self.switches.len() as f64
+            + 5.0 * n_ports
+            + 3.0 * flows.min(n_hosts * n_hosts);
+        let probe_samples = probes * per_probe;
+        let limiters = flows.min(n_hosts * n_hosts);
+        let memory_bytes = (n_hosts * BUSY_VOQS_PER_HOST.min(n_hosts) + limiters) * BYTES_PER_VOQ
+            + self.switches.len() as f64 * n_hosts * 2.0
+            + workload_flows * BYTES_PER_FLOW
+            + probe_samples * BYTES_PER_SAMPLE;
+        Estimate {
+            events: frames_events + probes,
+            probe_samples,
+            memory_bytes,
+        }
+    }
+
+    /// Links on the longest shortest path from the entry's first sender to its destinations.
+    fn longest_path_links(&self, t: &TrafficSpec) -> usize {
+        let Some(src) = t.hosts.first() else {
+            return 1;
+        };
+        let mut adjacent: std::collections::HashMap<&str, Vec<&str>> = Default::default();
+        for l in &self.links {
+            adjacent.entry(&l.ends[0]).or_default().push(&l.ends[1]);
+            adjacent.entry(&l.ends[1]).or_default().push(&l.ends[0]);
+        }
+        let mut dist: std::collections::HashMap<&str, usize> = Default::default();
+        dist.insert(src.as_str(), 0);
+        let mut frontier = vec![src.as_str()];
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for node in frontier {
+                let d = dist[node];
+                for &other in adjacent.get(node).map_or(&[][..], |v| v.as_slice()) {
+                    if !dist.contains_key(other) {
+                        dist.insert(other, d + 1);
+                        next.push(other);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        let far = |d: &str| dist.get(d).copied().unwrap_or(0);
+        match &t.dst {
+            Some(DstSpec::One(d)) if d == UNIFORM || d == flows::PERMUTATION => {
+                dist.values().copied().max().unwrap_or(1)
+            }
+            Some(DstSpec::One(d)) => far(d),
+            Some(DstSpec::Many(list)) => list.iter().map(|d| far(d)).max().unwrap_or(1),
+            None => dist.values().copied().max().unwrap_or(1),
+        }
+    }
+
+    /// Refuses a run whose estimate passes a `[limits]` cap, naming the cap to raise.
+    fn validate_resources(&self) -> Result<(), ConfigError> {
+        let c = Check { path: "limits" };
+        let caps = [
+            ("max_events", self.limits.max_events, DEFAULT_MAX_EVENTS),
+            (
+                "max_probe_samples",
+                self.limits.max_probe_samples,
+                DEFAULT_MAX_PROBE_SAMPLES,
+            ),
+            (
+                "max_memory_bytes",
+                self.limits.max_memory_bytes,
+                DEFAULT_MAX_MEMORY_BYTES,
+            ),
+        ];
+        for (field, given, _) in &caps {
+            if let Some(v) = given {
+                c.positive(field, *v)?;
+            }
+        }
+        let e = self.estimate();
+        let needs = [
+            (e.events, "events"),
+            (e.probe_samples, "probe samples"),
+            (e.memory_bytes, "bytes of memory"),
+        ];
+        for ((field, given, default), (need, what)) in caps.iter().zip(needs) {
+            let cap = given.unwrap_or(*default);
+            if need > cap {
+                return Err(c.fail(
+                    field,
+                    format!(
+                        "the run needs about {need:.2e} {what}, above the cap of {cap:.2e}; \
+                         shorten it or raise limits.{field}"
+                    ),
+                ));
+            }
         }
         if let Some(p) = &self.congestion.path_probe {
             p.validate("congestion.path_probe")?;
@@ -244,14 +515,14 @@ impl HostSpec {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         if let Some(b) = self.nic_buffer_bytes {
-            c.positive("nic_buffer_bytes", b)?;
+            c.bytes_positive("nic_buffer_bytes", b)?;
         }
         if let Some(r) = self.rx_rate_bps {
-            c.positive("rx_rate_bps", r)?;
+            c.rate("rx_rate_bps", r)?;
         }
         validate_schedule(&self.rx_schedule, &format!("{path}.rx_schedule"))?;
         if let Some(b) = self.rx_buffer_bytes {
-            c.positive("rx_buffer_bytes", b)?;
+            c.bytes_positive("rx_buffer_bytes", b)?;
         }
         if let Some(w) = &self.rx_pause {
             validate_watermarks(w.xoff_bytes, w.xon_bytes, &format!("{path}.rx_pause"))?;
@@ -271,7 +542,7 @@ impl HostSpec {
                 "needs rx_rate_bps or rx_schedule (a receiver without a service rate never queues)",
             ));
         }
-        c.non_negative("response_delay_s", self.response_delay_s)
+        c.time_non_negative("response_delay_s", self.response_delay_s)
     }
 }
 
@@ -280,8 +551,8 @@ fn validate_schedule(steps: &[RateStep], path: &str) -> Result<(), ConfigError> 
     for (j, s) in steps.iter().enumerate() {
         let sp = format!("{path}[{j}]");
         let c = Check { path: &sp };
-        c.non_negative("at_s", s.at_s)?;
-        c.positive("rate_bps", s.rate_bps)?;
+        c.time_non_negative("at_s", s.at_s)?;
+        c.rate("rate_bps", s.rate_bps)?;
         if s.at_s < last {
             return Err(c.fail("at_s", "steps must be in time order"));
         }
@@ -292,7 +563,7 @@ fn validate_schedule(steps: &[RateStep], path: &str) -> Result<(), ConfigError> 
 
 fn validate_watermarks(xoff: f64, xon: f64, path: &str) -> Result<(), ConfigError> {
     let c = Check { path };
-    c.positive("xoff_bytes", xoff)?;
+    c.bytes_positive("xoff_bytes", xoff)?;
     c.non_negative("xon_bytes", xon)?;
     if xon > xoff {
         return Err(c.fail(
@@ -306,14 +577,14 @@ fn validate_watermarks(xoff: f64, xon: f64, path: &str) -> Result<(), ConfigErro
 impl SwitchSpec {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
-        c.non_negative("latency_s", self.latency_s)?;
+        c.time_non_negative("latency_s", self.latency_s)?;
         for (field, v) in [
             ("shared_buffer_bytes", self.shared_buffer_bytes),
             ("output_buffer_bytes", self.output_buffer_bytes),
             ("input_buffer_bytes", self.input_buffer_bytes),
         ] {
             if let Some(v) = v {
-                c.positive(field, v)?;
+                c.bytes_positive(field, v)?;
             }
         }
         if let Some(p) = &self.pause {
@@ -329,7 +600,7 @@ impl SwitchSpec {
 impl ReportSpec {
     fn validate(&self, path: &str, duration_s: f64) -> Result<(), ConfigError> {
         let c = Check { path };
-        c.positive("probe_interval_s", self.probe_interval_s)?;
+        c.time_positive("probe_interval_s", self.probe_interval_s)?;
         if duration_s / self.probe_interval_s > 1e7 {
             return Err(c.fail(
                 "probe_interval_s",
@@ -347,11 +618,11 @@ impl ReportSpec {
         if let Some(r) = &self.recovery {
             let rp = format!("{path}.recovery");
             let rc = Check { path: &rp };
-            rc.non_negative("after_s", r.after_s)?;
+            rc.time_non_negative("after_s", r.after_s)?;
             rc.positive("capacity_bps", r.capacity_bps)?;
             rc.in_open_closed("band", r.band, 0.0, 1.0)?;
             if let Some(h) = r.hold_s {
-                rc.non_negative("hold_s", h)?;
+                rc.time_non_negative("hold_s", h)?;
             }
             check_metric(&rc, "metric", &r.metric)?;
         }
@@ -368,17 +639,20 @@ impl ReportSpec {
             tc.positive("tol", t.tol)?;
             tc.in_open_closed("max_fraction", t.max_fraction, 0.0, 1.0)?;
             if let Some(r) = t.rtt_s {
-                tc.positive("rtt_s", r)?;
+                tc.time_positive("rtt_s", r)?;
             }
             for (field, v) in [("start_s", t.start_s), ("end_s", t.end_s)] {
                 if let Some(v) = v {
-                    tc.non_negative(field, v)?;
+                    tc.time_non_negative(field, v)?;
                 }
             }
         }
+        let mut files = HashSet::new();
         for (i, p) in self.plots.iter().enumerate() {
             let pp = format!("{path}.plots[{i}]");
-            check_metric(&Check { path: &pp }, "metric", &p.metric)?;
+            let pc = Check { path: &pp };
+            check_metric(&pc, "metric", &p.metric)?;
+            check_plot_name(&pc, &p.name, &mut files)?;
         }
         Ok(())
     }
@@ -393,4 +667,47 @@ fn check_metric(c: &Check, field: &str, metric: &str) -> Result<(), ConfigError>
             format!("unknown metric '{metric}' (known: {})", METRICS.join(", ")),
         ))
     }
+}
+
+/// CNM/BCN frames are real frames: between the Ethernet minimum and a jumbo frame.
+fn check_control_bytes(c: &Check, field: &str, bytes: u32) -> Result<(), ConfigError> {
+    if (64..=MAX_FRAME_BYTES).contains(&bytes) {
+        Ok(())
+    } else {
+        Err(c.fail(
+            field,
+            format!("must be in [64, {MAX_FRAME_BYTES}] (an Ethernet frame; got {bytes})"),
+        ))
+    }
+}
+
+/// A plot's name is its file name (plots/<name>.png): two plots with one file would leave only
+/// the last one, so names must differ once made safe for a path.
+fn check_plot_name(c: &Check, name: &str, files: &mut HashSet<String>) -> Result<(), ConfigError> {
+    // Same rule as plots.file_stem: each run of other characters becomes one '_'.
+    let mut stem = String::new();
+    let mut in_run = false;
+    for ch in name.chars() {
+        if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
+            stem.push(ch);
+            in_run = false;
+        } else if !in_run {
+            stem.push('_');
+            in_run = true;
+        }
+    }
+    let stem = stem.trim_matches(|ch| ch == '.' || ch == '_');
+    if stem.is_empty() {
+        return Err(c.fail(
+            "name",
+            format!("{name:?} gives no file name (use letters, digits, '_', '-', '.')"),
+        ));
+    }
+    if !files.insert(stem.to_string()) {
+        return Err(c.fail(
+            "name",
+            format!("{name:?} is the file plots/{stem}.png of an earlier plot too"),
+        ));
+    }
+    Ok(())
 }

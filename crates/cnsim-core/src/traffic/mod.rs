@@ -87,7 +87,7 @@ impl Source {
         match &self.pattern {
             Pattern::Bernoulli { slot, gaps } => {
                 let skipped = gaps.sample(&mut self.rng);
-                self.start + SimTime(slot.ps() * skipped)
+                self.start + *slot * skipped
             }
             Pattern::Cbr { .. } | Pattern::Saturate => self.start,
         }
@@ -98,7 +98,7 @@ impl Source {
         match &self.pattern {
             Pattern::Bernoulli { slot, gaps } => {
                 let skipped = gaps.sample(&mut self.rng);
-                now + SimTime(slot.ps() * (1 + skipped))
+                now + *slot * skipped.saturating_add(1)
             }
             Pattern::Cbr { interval } => now + *interval,
             Pattern::Saturate => SimTime::MAX,
