@@ -82,6 +82,13 @@ def test_trace_repeats_the_run_exactly(tmp_path: Path) -> None:
         assert a["flows"][key] == b["flows"][key], key
     # The resolved scenario names the trace by its absolute path, so it runs from anywhere.
     assert str(trace) in cnsim.resolve(file)
+    # The same trace as Parquet drives the same run.
+    assert cnsim.trace("flows-16-exp", tmp_path / "t.parquet", set=SHORT) == len(generated.flows)
+    scenario["traffic"] = [{"kind": "flow_trace", "trace": "t.parquet"}]
+    file.write_text(tomli_w.dumps(scenario))
+    from_parquet = cnsim.run(file)
+    pd.testing.assert_frame_equal(generated.flows, from_parquet.flows)
+    assert from_parquet.summary["events"] == a["events"]
 
 
 def test_flow_trace_errors_name_the_field(tmp_path: Path) -> None:
@@ -91,6 +98,13 @@ def test_flow_trace_errors_name_the_field(tmp_path: Path) -> None:
     scenario["traffic"] = [{"kind": "flow_trace", "trace": str(bad)}]
     with pytest.raises(
         cnsim.ScenarioError, match=r"^traffic\[0\]\.trace: .*line 2: unknown host 'h99'"
+    ):
+        cnsim.run(scenario)
+    bad = tmp_path / "bad.parquet"
+    pd.DataFrame({"start_s": [0.0], "src": ["h1"], "dst": ["h2"], "size": [10]}).to_parquet(bad)
+    scenario["traffic"] = [{"kind": "flow_trace", "trace": str(bad)}]
+    with pytest.raises(
+        cnsim.ScenarioError, match=r"^traffic\[0\]\.trace: .*row 1: unknown column 'size'"
     ):
         cnsim.run(scenario)
 

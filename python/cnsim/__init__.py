@@ -24,6 +24,7 @@ from cnsim.api import (
     presets,
     resolve,
     run,
+    trace,
 )
 
 if TYPE_CHECKING:
@@ -74,4 +75,5 @@ __all__ = [
     "resolve",
     "run",
     "sweep",
+    "trace",
 ]

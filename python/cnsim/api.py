@@ -290,15 +290,33 @@ def resolve(scenario: Scenario, *, seed: int | None = None, set: Overrides = Non
 def trace(
     scenario: Scenario, out: str | Path, *, seed: int | None = None, set: Overrides = None
 ) -> int:
-    """Write the flows a scenario's workload starts as a trace CSV (`start_s,src,dst,
-    size_bytes,priority`); a `kind = "flow_trace"` entry reading it reproduces the run exactly.
-    Returns the number of flows."""
+    """Write the flows a scenario's workload starts as a trace (`start_s,src,dst,size_bytes,
+    priority`): CSV, or Parquet when `out` ends in `.parquet`. A `kind = "flow_trace"` entry
+    reading it reproduces the run exactly. Returns the number of flows."""
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
-    return int(
-        native().write_flow_trace(text, str(out), pairs, check_seed(seed), base_dir(scenario))
-    )
+    out = Path(out)
+    if out.suffix.lower() != ".parquet":
+        return _write_trace_csv(text, out, pairs, seed, scenario)
+    import tempfile
+
+    import pandas as pd
+
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(tmp) / "trace.csv"
+        n = _write_trace_csv(text, csv, pairs, seed, scenario)
+        # pandas reads floats exactly (round trip), so the start times stay the core's.
+        table = pd.read_csv(csv)
+    table.to_parquet(out, index=False)
+    return n
+
+
+def _write_trace_csv(
+    text: str, out: Path, pairs: list[tuple[str, str]], seed: int | None, scenario: Scenario
+) -> int:
+    written = native().write_flow_trace(text, str(out), pairs, check_seed(seed), base_dir(scenario))
+    return int(written)
 
 
 def run(

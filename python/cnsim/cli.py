@@ -179,7 +179,9 @@ def trace(
     scenario: Annotated[
         str, typer.Argument(metavar="SCENARIO", help="Preset name or scenario TOML file.")
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Trace file to write (CSV).")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Trace file to write: CSV, or Parquet (.parquet).")
+    ],
     seed: Annotated[int | None, typer.Option(help="Seed (replaces the scenario's).")] = None,
     overrides: Annotated[
         list[str] | None,

@@ -44,11 +44,13 @@ def fct_cdf_figure(result: Result, done: pd.DataFrame) -> Figure:
 
 
 def size_bins(sizes: pd.Series) -> pd.Series:
-    """Log-spaced size bins (two per decade) labelled by their range in KB."""
+    """Log-spaced size bins (two per decade), as intervals of bytes."""
     lo = np.floor(np.log10(sizes.min()) * SIZE_BINS_PER_DECADE) / SIZE_BINS_PER_DECADE
     hi = np.ceil(np.log10(sizes.max()) * SIZE_BINS_PER_DECADE) / SIZE_BINS_PER_DECADE
-    edges = 10 ** np.arange(lo, hi + 1e-9 + 1 / SIZE_BINS_PER_DECADE, 1 / SIZE_BINS_PER_DECADE)
-    return pd.cut(sizes, edges, include_lowest=True)
+    step = 1 / SIZE_BINS_PER_DECADE
+    edges = [float(10**e) for e in np.arange(lo, hi + 1e-9 + step, step)]
+    bins: pd.Series = pd.cut(sizes, edges, include_lowest=True)
+    return bins
 
 
 def fct_by_size(done: pd.DataFrame) -> pd.DataFrame:

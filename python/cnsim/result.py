@@ -214,8 +214,7 @@ def flows_frame(native: Mapping[str, Any] | None, hosts: list[str]) -> pd.DataFr
         empty = {c: pd.Series(dtype="float64") for c in FLOW_COLUMNS}
         return pd.DataFrame(empty)
     frame = pd.DataFrame({c: np.asarray(native[c]) for c in FLOW_COLUMNS if c in native})
-    names = pd.Categorical.from_codes
-    frame["src"] = names(frame["src"].astype(np.int64), categories=hosts)
-    frame["dst"] = names(frame["dst"].astype(np.int64), categories=hosts)
+    frame["src"] = _categorical(frame["src"].to_numpy(), hosts)
+    frame["dst"] = _categorical(frame["dst"].to_numpy(), hosts)
     frame["slowdown"] = frame["fct_s"] / frame["ideal_fct_s"]
     return frame[list(FLOW_COLUMNS)]

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use crate::cc::{CcMsg, Limiter, NotificationPoint, Scheme};
+use crate::cc::{CcMsg, Limiter, NotificationPoint};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
 use crate::net::frame::{FlowId, Frame, HostId, Payload};
@@ -131,7 +131,7 @@ impl Host {
 
     /// The VOQ slot of `dst`, made if the host has none (with the scheme's RP, for schemes
     /// whose RP acts before any feedback).
-    fn slot_of(&mut self, dst: HostId, scheme: &Scheme) -> u32 {
+    fn slot_of(&mut self, dst: HostId, ctx: &Ctx) -> u32 {
         if let Some(&slot) = self.voq_slot.get(&dst) {
             return slot;
         }
@@ -141,7 +141,10 @@ impl Host {
         });
         let voq = &mut self.voqs[slot as usize];
         voq.dst = dst;
-        voq.limiter = Limiter::for_new_destination(scheme, self.port.line_rate_bps);
+        voq.limiter = Limiter::for_new_destination(ctx.scheme, self.port.line_rate_bps);
+        if let Some(l) = voq.limiter.as_mut() {
+            l.set_paused(self.rate_limiters_paused, ctx.q.now());
+        }
         self.voq_slot.insert(dst, slot);
         slot
     }
@@ -190,7 +193,7 @@ impl Host {
             self.counters.dropped_frames += 1;
             return;
         }
-        let slot = self.slot_of(frame.dst, ctx.scheme);
+        let slot = self.slot_of(frame.dst, ctx);
         let voq = &mut self.voqs[slot as usize];
         voq.frames.push_back(frame);
         voq.bytes += bytes;
@@ -202,7 +205,7 @@ impl Host {
     /// Flow `id` to `dst` starts: it waits behind the VOQ's earlier flows. Its frames are cut
     /// when the VOQ is served (flows live in the application, not in the NIC buffer).
     pub fn start_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
-        let slot = self.slot_of(dst, ctx.scheme);
+        let slot = self.slot_of(dst, ctx);
         self.voqs[slot as usize].flows.push_back(id);
         self.add_to_ring(slot);
         self.try_transmit(me, ctx);
@@ -216,7 +219,7 @@ impl Host {
         frame_bytes: Option<u32>,
         ctx: &mut Ctx,
     ) {
-        let slot = self.slot_of(dst, ctx.scheme);
+        let slot = self.slot_of(dst, ctx);
         self.voqs[slot as usize].saturating_frame_bytes = frame_bytes;
         self.add_to_ring(slot);
         self.release_if_idle(slot);
@@ -406,7 +409,7 @@ impl Host {
             ctx.q.now(),
         );
         if msg.rides_data_queue() {
-            let slot = self.slot_of(to, ctx.scheme);
+            let slot = self.slot_of(to, ctx);
             self.voqs[slot as usize].own_frames.push_back(frame);
             self.add_to_ring(slot);
         } else {
@@ -525,7 +528,7 @@ impl Host {
     fn receive_feedback(&mut self, me: NodeIdx, msg: &CcMsg, flow_dst: HostId, ctx: &mut Ctx) {
         let now = ctx.q.now();
         let line_rate = self.port.line_rate_bps;
-        let slot = self.slot_of(flow_dst, ctx.scheme);
+        let slot = self.slot_of(flow_dst, ctx);
         let voq = &mut self.voqs[slot as usize];
         if voq.limiter.is_none() {
             voq.limiter = Limiter::install(ctx.scheme, msg, line_rate, now, &mut self.rng);

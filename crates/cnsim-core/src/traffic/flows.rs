@@ -197,7 +197,7 @@ pub fn workload(
             }
             TrafficKind::FlowTrace => {
                 let rows = match &t.trace {
-                    Some(file) => super::trace::read_csv(Path::new(file), host_index, &path)?,
+                    Some(file) => super::trace::read(Path::new(file), host_index, &path)?,
                     None => inline_rows(t, host_index),
                 };
                 w.flows.extend(rows.into_iter().map(|mut r| {

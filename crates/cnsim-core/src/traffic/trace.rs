@@ -1,6 +1,6 @@
-//! Flow trace files: CSV with a header `start_s,src,dst,size_bytes[,priority]` (hosts by
-//! name), read as a workload and written by `cnsim trace`; and empirical size-CDF files of
-//! `size_bytes cumulative_probability` lines.
+//! Flow trace files: CSV with a header `start_s,src,dst,size_bytes[,priority]`, or Parquet
+//! with those columns (hosts by name), read as a workload; CSV written by `cnsim trace`; and
+//! empirical size-CDF files of `size_bytes cumulative_probability` lines.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,7 +23,23 @@ struct TraceRow {
     priority: u8,
 }
 
-/// Reads a trace; errors name the scenario field, the file, and the line.
+/// Reads a trace, Parquet if the file name ends in `.parquet`, else CSV.
+pub fn read(
+    file: &Path,
+    host_index: &HashMap<&str, u32>,
+    field: &str,
+) -> Result<Vec<FlowRow>, ConfigError> {
+    let is_parquet = file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    if is_parquet {
+        read_parquet(file, host_index, field)
+    } else {
+        read_csv(file, host_index, field)
+    }
+}
+
+/// Reads a CSV trace; errors name the scenario field, the file, and the line.
 pub fn read_csv(
     file: &Path,
     host_index: &HashMap<&str, u32>,
@@ -39,38 +55,132 @@ pub fn read_csv(
         let line = i + 2; // 1-based, after the header
         let at = |msg: String| fail(format!("'{}' line {line}: {msg}", file.display()));
         let r = rec.map_err(|e| at(csv_reason(&e)))?;
+        rows.push(r.check(host_index).map_err(at)?);
+    }
+    Ok(rows)
+}
+
+impl TraceRow {
+    /// The row as a flow, or why it is not one.
+    fn check(self, host_index: &HashMap<&str, u32>) -> Result<FlowRow, String> {
         let host = |name: &str| {
             host_index
                 .get(name)
                 .copied()
-                .ok_or_else(|| at(format!("unknown host '{name}'")))
+                .ok_or_else(|| format!("unknown host '{name}'"))
         };
-        let (src, dst) = (host(&r.src)?, host(&r.dst)?);
+        let (src, dst) = (host(&self.src)?, host(&self.dst)?);
         if src == dst {
-            return Err(at(format!("host '{}' cannot send to itself", r.src)));
+            return Err(format!("host '{}' cannot send to itself", self.src));
         }
-        if !(r.start_s.is_finite() && r.start_s >= 0.0) {
-            return Err(at(format!("start_s must be >= 0 (got {})", r.start_s)));
+        if !(self.start_s.is_finite() && self.start_s >= 0.0) {
+            return Err(format!("start_s must be >= 0 (got {})", self.start_s));
         }
-        if !(1.0..=MAX_FLOW_BYTES).contains(&r.size_bytes) {
-            return Err(at(format!(
+        if !(1.0..=MAX_FLOW_BYTES).contains(&self.size_bytes) {
+            return Err(format!(
                 "size_bytes must be in [1, {MAX_FLOW_BYTES}] (got {})",
-                r.size_bytes
-            )));
+                self.size_bytes
+            ));
         }
-        if r.priority > MAX_PRIORITY {
-            return Err(at(format!("priority must be in 0-{MAX_PRIORITY}")));
+        if self.priority > MAX_PRIORITY {
+            return Err(format!("priority must be in 0-{MAX_PRIORITY}"));
         }
-        rows.push(FlowRow {
-            start_s: r.start_s,
+        Ok(FlowRow {
+            start_s: self.start_s,
             src,
             dst,
-            size_bytes: r.size_bytes.round() as u64,
-            priority: r.priority,
+            size_bytes: self.size_bytes.round() as u64,
+            priority: self.priority,
             frame_bytes: 0,
-        });
+        })
     }
-    Ok(rows)
+}
+
+/// Reads a Parquet trace (columns by name; numbers of any integer or float type, hosts as
+/// strings, dictionary-encoded or not); errors name the field, the file and the row.
+pub fn read_parquet(
+    file: &Path,
+    host_index: &HashMap<&str, u32>,
+    field: &str,
+) -> Result<Vec<FlowRow>, ConfigError> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let fail = |msg: String| ConfigError::field(format!("{field}.trace"), msg);
+    let name = file.display();
+    let reader = std::fs::File::open(file)
+        .map_err(|e| e.to_string())
+        .and_then(|f| SerializedFileReader::new(f).map_err(|e| e.to_string()))
+        .map_err(|e| fail(format!("cannot read '{name}': {e}")))?;
+    let rows = reader
+        .get_row_iter(None)
+        .map_err(|e| fail(format!("cannot read '{name}': {e}")))?;
+    let mut out = Vec::new();
+    for (i, row) in rows.enumerate() {
+        let at = |msg: String| fail(format!("'{name}' row {}: {msg}", i + 1));
+        let row = row.map_err(|e| at(e.to_string()))?;
+        out.push(
+            parquet_row(&row)
+                .and_then(|r| r.check(host_index))
+                .map_err(at)?,
+        );
+    }
+    Ok(out)
+}
+
+fn parquet_row(row: &parquet::record::Row) -> Result<TraceRow, String> {
+    use parquet::record::Field;
+    let mut r = TraceRow {
+        start_s: f64::NAN,
+        src: String::new(),
+        dst: String::new(),
+        size_bytes: f64::NAN,
+        priority: 0,
+    };
+    let number = |col: &str, f: &Field| -> Result<f64, String> {
+        match f {
+            Field::Double(x) => Ok(*x),
+            Field::Float(x) => Ok(f64::from(*x)),
+            Field::Long(x) => Ok(*x as f64),
+            Field::Int(x) => Ok(f64::from(*x)),
+            Field::Short(x) => Ok(f64::from(*x)),
+            Field::Byte(x) => Ok(f64::from(*x)),
+            Field::ULong(x) => Ok(*x as f64),
+            Field::UInt(x) => Ok(f64::from(*x)),
+            Field::UShort(x) => Ok(f64::from(*x)),
+            Field::UByte(x) => Ok(f64::from(*x)),
+            other => Err(format!("column {col}: expected a number (got {other})")),
+        }
+    };
+    let text = |col: &str, f: &Field| match f {
+        Field::Str(s) => Ok(s.clone()),
+        other => Err(format!("column {col}: expected a host name (got {other})")),
+    };
+    for (col, f) in row.get_column_iter() {
+        match col.as_str() {
+            "start_s" => r.start_s = number(col, f)?,
+            "src" => r.src = text(col, f)?,
+            "dst" => r.dst = text(col, f)?,
+            "size_bytes" => r.size_bytes = number(col, f)?,
+            "priority" => {
+                let p = number(col, f)?;
+                if !(0.0..=f64::from(MAX_PRIORITY)).contains(&p) || p.fract() != 0.0 {
+                    return Err(format!("priority must be in 0-{MAX_PRIORITY} (got {p})"));
+                }
+                r.priority = p as u8;
+            }
+            other => return Err(format!("unknown column '{other}'")),
+        }
+    }
+    for (col, missing) in [
+        ("start_s", r.start_s.is_nan()),
+        ("src", r.src.is_empty()),
+        ("dst", r.dst.is_empty()),
+        ("size_bytes", r.size_bytes.is_nan()),
+    ] {
+        if missing {
+            return Err(format!("missing column {col}"));
+        }
+    }
+    Ok(r)
 }
 
 fn csv_reason(e: &csv::Error) -> String {
