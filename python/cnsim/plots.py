@@ -132,7 +132,10 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     if xlim:
         ax.set_xlim(xlim[0] * t_scale, xlim[1] * t_scale)
     if np.nanmin(table.to_numpy(), initial=0) >= 0:
-        ax.set_ylim(bottom=0)
+        # From 0, with 5% headroom: a line at its maximum throughout (a link at 10 Gb/s) must
+        # not lie on the frame. (set_ylim(bottom=0) alone would freeze a tight autoscaled top.)
+        top = float(np.nanmax(table.to_numpy(), initial=0)) / v_scale
+        ax.set_ylim(0, top * 1.05 if top > 0 else None)
     if metric.endswith(("_frames", "_messages")):  # counts: whole ticks, and 0..1 for "none"
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         if np.nanmax(table.to_numpy(), initial=0) == 0:
