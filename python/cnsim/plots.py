@@ -35,7 +35,7 @@ LEGEND_INSIDE_MAX = 6
 ENVELOPE_MAX_POINTS = 1000
 ENVELOPE_BINS = 300
 # Levels that hold between changes (a limiter's rate, the CP's last Fb) are drawn as steps.
-STEP_METRICS = frozenset({"rp_rate_bps", "rp_target_bps", "cp_fb"})
+STEP_METRICS = frozenset({"rp_rate_bps", "rp_target_bps", "rp_feedback", "cp_fb"})
 # The recovery gets a zoomed inset when it is shorter than this fraction of the time axis.
 RECOVERY_INSET_FRACTION = 0.05
 
@@ -55,6 +55,7 @@ AXIS_NAMES = {
     "rp_target_bps": "rate limiter target rate",
     "cp_fb": "feedback Fb",
     "cp_messages": "congestion messages (cumulative)",
+    "rp_feedback": "feedback held by the rate limiter",
     "throughput_bps": "throughput",
     "peak_queue_bytes": "peak queue",
     "mean_queue_bytes": "mean queue",
