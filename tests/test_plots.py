@@ -263,3 +263,11 @@ def test_a_close_up_draws_its_own_samples_not_bins_of_the_whole_run(make_result)
     line = result.figure("zoom").axes[0].lines[0]
     assert line.get_drawstyle() == "steps-post"  # exact samples, not an envelope
     assert 500 <= len(line.get_xdata()) <= 503
+
+
+def test_a_flat_line_at_its_maximum_does_not_lie_on_the_frame(make_result):
+    specs = [{"name": "flat", "metric": "host_tx_bps", "entities": ["ep0"]}]
+    ax = make_result(plots=specs).figure("flat").axes[0]
+    top = max(line.get_ydata().max() for line in ax.lines)
+    assert ax.get_ylim()[0] == 0
+    assert ax.get_ylim()[1] >= 1.04 * top

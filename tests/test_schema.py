@@ -189,3 +189,18 @@ def test_scenario_doc_names_every_field_of_the_schema() -> None:
     fields = set(schema_fields(api.scenario_schema()))
     missing = sorted(fields - documented)
     assert not missing, f"docs/scenario.md does not describe {missing}"
+
+
+def test_every_probe_metric_is_documented_and_has_an_axis_name() -> None:
+    """The core's metric list is the one source: outputs.md's time-series table and the plots'
+    axis names follow it."""
+    from cnsim import plots
+
+    metrics = api.probe_metrics()
+    text = (ROOT / "docs" / "outputs.md").read_text()
+    section = text.split("## timeseries.parquet", 1)[1].split("\n## ", 1)[0]
+    documented = {
+        line.split("|")[1].strip().strip("`") for line in section.splitlines() if line[:3] == "| `"
+    }
+    assert set(metrics) <= documented, sorted(set(metrics) - documented)
+    assert set(metrics) <= set(plots.AXIS_NAMES), sorted(set(metrics) - set(plots.AXIS_NAMES))

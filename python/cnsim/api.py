@@ -385,6 +385,11 @@ def summary_schema() -> dict[str, Any]:
     return schema
 
 
+def probe_metrics() -> list[str]:
+    """The time-series metric names the core can record (its `METRICS` list)."""
+    return list(native().probe_metrics())
+
+
 def native_version() -> str | None:
     """Version of the Rust core, or None when the native module is not built."""
     return None if _native is None else _native.version()

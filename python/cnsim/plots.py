@@ -35,7 +35,7 @@ LEGEND_INSIDE_MAX = 6
 ENVELOPE_MAX_POINTS = 1000
 ENVELOPE_BINS = 300
 # Levels that hold between changes (a limiter's rate, the CP's last Fb) are drawn as steps.
-STEP_METRICS = frozenset({"rp_rate_bps", "rp_target_bps", "cp_fb"})
+STEP_METRICS = frozenset({"rp_rate_bps", "rp_target_bps", "rp_feedback", "cp_fb"})
 # The recovery gets a zoomed inset when it is shorter than this fraction of the time axis.
 RECOVERY_INSET_FRACTION = 0.05
 
@@ -55,6 +55,7 @@ AXIS_NAMES = {
     "rp_target_bps": "rate limiter target rate",
     "cp_fb": "feedback Fb",
     "cp_messages": "congestion messages (cumulative)",
+    "rp_feedback": "feedback held by the rate limiter",
     "throughput_bps": "throughput",
     "peak_queue_bytes": "peak queue",
     "mean_queue_bytes": "mean queue",
@@ -132,7 +133,10 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     if xlim:
         ax.set_xlim(xlim[0] * t_scale, xlim[1] * t_scale)
     if np.nanmin(table.to_numpy(), initial=0) >= 0:
-        ax.set_ylim(bottom=0)
+        # From 0, with 5% headroom: a line at its maximum throughout (a link at 10 Gb/s) must
+        # not lie on the frame. (set_ylim(bottom=0) alone would freeze a tight autoscaled top.)
+        top = float(np.nanmax(table.to_numpy(), initial=0)) / v_scale
+        ax.set_ylim(0, top * 1.05 if top > 0 else None)
     if metric.endswith(("_frames", "_messages")):  # counts: whole ticks, and 0..1 for "none"
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         if np.nanmax(table.to_numpy(), initial=0) == 0:
