@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from cnsim.result import Result
 
 Patterns = Sequence[str] | str | None
-KneeMethod = Literal["chord", "settle"]
+KneeMethod = Literal["chord", "settle", "flat"]
 
 DEFAULT_BAND = 0.05
 PS_DIGITS = 12  # the core's clock ticks in picoseconds; finer digits are float noise
@@ -226,6 +226,28 @@ def knee_settle(curve: npt.ArrayLike, tol: float, max_index: int | None = None) 
     return int(np.argmax(suffix_max - suffix_min <= tol))
 
 
+def remaining_range(curve: npt.ArrayLike, max_index: int | None = None) -> npt.NDArray[np.float64]:
+    """S_l = max(R[l..L]) - min(R[l..L]): how far the curve still moves after l (non-increasing)."""
+    y = np.asarray(curve, dtype=float)
+    last = y.size - 1 if max_index is None else min(max_index, y.size - 1)
+    y = y[: last + 1]
+    return np.maximum.accumulate(y[::-1])[::-1] - np.minimum.accumulate(y[::-1])[::-1]
+
+
+def knee_flat(curve: npt.ArrayLike, max_index: int | None = None) -> int:
+    """Knee of a curve as the point where it stops moving for good (seed 001's study rule).
+
+    Definition: the chord knee (`knee_chord`) of the remaining range S_l = max(R[l..L]) -
+    min(R[l..L]), l = 0 .. L. S falls from the curve's whole range to 0 and is flat once R is,
+    so its knee is where R flattens for good. For a curve that rises (or falls) and then stays
+    flat, S is the curve mirrored and the knee is the same as `knee_chord`'s; for a curve that
+    rises and then falls back (an initial deficit followed by an overshoot, as the aggregate
+    throughput of seed 001 gives), `knee_chord` stops at the turning point while this rule
+    waits until the fall is over. Parameter-free, like `knee_chord`.
+    """
+    return knee_chord(remaining_range(curve, max_index))
+
+
 @dataclass(frozen=True)
 class Transient:
     """Result of initial data deletion on a replication-averaged series."""
@@ -268,7 +290,9 @@ def transient_duration(
     (Jain: keep enough observations for the remaining mean to mean something):
     - method "chord" (default): `knee_chord`; if R varies by less than `min_change` over
       0 .. L, deleting data does not move the mean and l* = 0;
-    - method "settle": `knee_settle` with `tol`.
+    - method "settle": `knee_settle` with `tol`;
+    - method "flat": `knee_flat` (the chord knee of the remaining range; with the same
+      `min_change` floor as "chord").
     The transient is the first l* observations: duration_s = t[l*] - t[0] (= l* probe
     intervals), end_s = t[l*].
     """
@@ -302,7 +326,11 @@ def _knee(curve: npt.NDArray[np.float64], method: str, last: int, tol: float, fl
         return knee_chord(curve, last)
     if method == "settle":
         return knee_settle(curve, tol, last)
-    raise ValueError(f"unknown knee method {method!r} (expected 'chord' or 'settle')")
+    if method == "flat":
+        if np.ptp(curve[: last + 1]) < floor:
+            return 0
+        return knee_flat(curve, last)
+    raise ValueError(f"unknown knee method {method!r} (expected 'chord', 'settle' or 'flat')")
 
 
 # ---------------------------------------------------------------- summary metrics

@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -28,9 +29,16 @@ ERROR_TEXT = {"ci95": "error bars: 95% confidence interval", "std": "error bars:
 
 
 def make_sweep_plots(result: SweepResult, out_dir: Path) -> list[Path]:
-    """Every [[sweep.plots]] figure (or one mean plot per numeric metric) as PNG files."""
-    specs = list(result.spec.plots) or default_plots(result)
+    """Every [[sweep.plots]] figure (or one mean plot per numeric metric) as PNG files.
+
+    A transient study draws its three figures (`transient_plots`) instead of the default ones.
+    """
     paths = []
+    if result.spec.transient is not None:
+        paths += transient_plots(result, out_dir)
+        specs = list(result.spec.plots)
+    else:
+        specs = list(result.spec.plots) or default_plots(result)
     for spec in specs:
         path = out_dir / f"{file_stem(spec.name or default_name(spec))}.png"
         if plot_sweep(result, spec, path) is not None:
@@ -131,6 +139,126 @@ def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path) -> Path:
     stamp += f", base seed {result.spec.seed}" + (f"; {errors}" if errors else "")
     fig.get_layout_engine().set(rect=(0.0, 0.03, 1.0, 0.97))
     fig.text(0.995, 0.005, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    return path
+
+
+# ---------------------------------------------------------------- transient studies (seed 001)
+
+
+def transient_plots(result: SweepResult, out_dir: Path) -> list[Path]:
+    """A transient study's figures: the replication-mean aggregate throughput per point, the
+    relative-change curves with their knees, and the durations beside the reference's.
+
+    Points are named by the study's label column and split into panels by its panel column.
+    """
+    found = result.transients()
+    table = result.transient_table()
+    if not any(entry[2] is not None for entry in found.values()):
+        warnings.warn("transient plots skipped: no point has a finished run", stacklevel=2)
+        return []
+    study = result.spec.transient
+    assert study is not None
+    label = study.label_column
+    panels = _panels(table, study.panel)
+    draw = [
+        ("transient_throughput", _draw_mean_series),
+        ("transient_relative_change", _draw_relative_change),
+        ("transient_duration", _draw_durations),
+    ]
+    paths = []
+    for name, drawer in draw:
+        fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * max(1, len(panels)) * 0.8))
+        fig.set_layout_engine("constrained")
+        axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+        for ax, (title, rows) in zip(axes, panels, strict=True):
+            ax.grid(alpha=0.3)
+            drawer(ax, rows, found, label, study.reference_column)
+            ax.set_title(title, fontsize="medium")
+        fig.suptitle(TRANSIENT_TITLES[name])
+        paths.append(_save_transient(fig, result, out_dir / f"{name}.png"))
+    return paths
+
+
+TRANSIENT_TITLES = {
+    "transient_throughput": "Aggregate throughput, mean over replications",
+    "transient_relative_change": "Initial data deletion: relative change of the remaining mean",
+    "transient_duration": "Transient duration",
+}
+
+
+def _panels(table: pd.DataFrame, panel: str | None) -> list[tuple[str, pd.DataFrame]]:
+    if panel is None:
+        return [("", table)]
+    out = []
+    for value, rows in table.groupby(panel, sort=False):
+        div, unit = value_unit(panel, float(value)) if isinstance(value, int | float) else (1, "")
+        shown = f"{value / div:g} {unit}".strip() if unit else str(value)
+        out.append((f"{AXIS_NAMES.get(panel, panel)} = {shown}", rows))
+    return out
+
+
+def _point_label(row: pd.Series, label: str | None) -> str:
+    return f"case {row[label]}" if label == "case" else str(row[label] if label else row["point"])
+
+
+def _draw_mean_series(ax: Axes, rows: pd.DataFrame, found: Any, label: Any, _ref: Any) -> None:
+    for i, (_, row) in enumerate(rows.iterrows()):
+        entry = found[int(row["point"])][2]
+        if entry is None:
+            continue
+        style = "-" if i < 10 else "--"
+        ax.plot(entry.times_s, entry.mean_series / 1e9, style, lw=1, label=_point_label(row, label))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("aggregate throughput (Gb/s)")
+    ax.legend(fontsize="x-small", ncol=2)
+
+
+def _draw_relative_change(ax: Axes, rows: pd.DataFrame, found: Any, label: Any, _ref: Any) -> None:
+    for i, (_, row) in enumerate(rows.iterrows()):
+        entry = found[int(row["point"])][2]
+        if entry is None:
+            continue
+        deleted_ms = (entry.times_s - entry.times_s[0]) * 1e3
+        last = entry.relative_change.size // 2 + 1
+        style = "-" if i < 10 else "--"
+        (line,) = ax.plot(
+            deleted_ms[:last],
+            entry.relative_change[:last] * 100,
+            style,
+            lw=1,
+            label=f"{_point_label(row, label)}: knee {entry.duration_s * 1e3:.0f} ms",
+        )
+        k = entry.knee_index
+        ax.plot(deleted_ms[k], entry.relative_change[k] * 100, "o", color=line.get_color())
+    ax.axhline(0.0, color="0.5", lw=0.8)
+    ax.set_xlabel("data deleted from the onset, l x probe interval (ms)")
+    ax.set_ylabel("relative change of the mean (%)")
+    ax.legend(fontsize="x-small", ncol=2)
+
+
+def _draw_durations(
+    ax: Axes, rows: pd.DataFrame, _found: Any, label: Any, reference: str | None
+) -> None:
+    names = [_point_label(row, label) for _, row in rows.iterrows()]
+    x = np.arange(len(rows))
+    width = 0.4 if reference else 0.8
+    ours = rows["transient_s"].to_numpy(dtype=float) * 1e3
+    ax.bar(x - (width / 2 if reference else 0), ours, width, label="cnsim")
+    if reference:
+        theirs = pd.to_numeric(rows[reference], errors="coerce").to_numpy(dtype=float) * 1e3
+        ax.bar(x + width / 2, theirs, width, label="seed", color="0.6")
+    ax.set_xticks(x, names, fontsize="small")
+    ax.set_ylabel("transient duration (ms)")
+    ax.legend(fontsize="small")
+
+
+def _save_transient(fig: Figure, result: SweepResult, path: Path) -> Path:
+    stamp = f"{result.spec.name}: {result.spec.replications} replications per point"
+    stamp += f", base seed {result.spec.seed}"
+    fig.get_layout_engine().set(rect=(0.0, 0.03, 1.0, 0.97))
+    fig.text(0.995, 0.002, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)
     return path

@@ -22,9 +22,10 @@ import tomli_w
 from cnsim import api
 from cnsim.sweeps.errors import SweepError
 from cnsim.sweeps.paths import parse_path
+from cnsim.sweeps.transient import TransientStudy, check_points, parse_transient
 
 SWEEP_KEYS = ("name", "description", "base", "replications", "seed", "metrics")
-SWEEP_TABLES = ("grid", "zip", "set", "plots")
+SWEEP_TABLES = ("grid", "zip", "set", "plots", "transient")
 PLOT_KEYS = ("x", "y", "stat", "error", "title", "name", "xlabel", "ylabel")
 # Columns every runs table has; a parameter or metric may not take these names.
 RUN_COLUMNS = (
@@ -82,6 +83,7 @@ class SweepSpec:
     zip: dict[str, list[Any]] = field(default_factory=dict)
     set: dict[str, Any] = field(default_factory=dict)
     plots: tuple[PlotSpec, ...] = ()
+    transient: TransientStudy | None = None
 
     def __post_init__(self) -> None:
         """Checked on every construction, `dataclasses.replace` included."""
@@ -135,6 +137,8 @@ class SweepSpec:
                 table[key] = getattr(self, key)
         if self.plots:
             table["plots"] = [_plot_table(p) for p in self.plots]
+        if self.transient is not None:
+            table["transient"] = self.transient.to_table()
         comments = "".join(f"# {line}\n" for line in header.splitlines())
         return comments + tomli_w.dumps({"sweep": table})
 
@@ -203,6 +207,7 @@ def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
         zip=table.get("zip", {}),
         set=table.get("set", {}),
         plots=tuple(_plot(i, plot) for i, plot in enumerate(plots)),
+        transient=parse_transient(table["transient"]) if "transient" in table else None,
     )
 
 
@@ -277,6 +282,8 @@ def check(spec: SweepSpec) -> None:
         raise SweepError(f"parameter {sorted(shared)[0]!r} is given twice (grid, zip or set)")
     for index, plot in enumerate(spec.plots):
         _check_plot(spec, index, plot)
+    if spec.transient is not None:
+        check_points(spec.transient, len(spec.points()))
 
 
 def _replications(value: Any) -> None:

@@ -8,6 +8,8 @@ Layout (docs/sweeps.md, "The store"):
     DIR/runs/<key>/run.json    how the run went: seed, overrides, status, error, wall time
     DIR/runs/<key>/summary.json         the run's summary (the contract of `cnsim run`)
     DIR/runs/<key>/timeseries.parquet   with --keep full
+    DIR/runs/<key>/transient_series.parquet   a transient study's aggregate series
+    DIR/transient.csv          a transient study's table
     DIR/plots/*.png
 
 Each file is written to a temporary name and renamed into place (atomic on POSIX and
@@ -27,6 +29,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from cnsim.report import strict_json
+from cnsim.sweeps.transient import SERIES_FILE
 
 Keep = Literal["none", "summary", "full"]
 KEEP_CHOICES: tuple[Keep, ...] = ("none", "summary", "full")
@@ -70,12 +73,19 @@ class Store:
         """A run's timeseries.parquet (present with --keep full)."""
         return self.run_dir(key) / TIMESERIES_FILE
 
-    def is_done(self, key: str, keep: Keep) -> bool:
-        """Finished with status ok and holding what `keep` asks for; failed runs are retried."""
+    def series_path(self, key: str) -> Path:
+        """A run's aggregate series of a transient study."""
+        return self.run_dir(key) / SERIES_FILE
+
+    def is_done(self, key: str, keep: Keep, series: bool = False) -> bool:
+        """Finished with status ok and holding what `keep` (and a transient study, `series`)
+        asks for; failed runs are retried."""
         record = self.record(key)
         if record is None or record.get("status") != "ok":
             return False
         if not (self.run_dir(key) / SUMMARY_FILE).is_file():
+            return False
+        if series and not self.series_path(key).is_file():
             return False
         return keep != "full" or self.timeseries_path(key).is_file()
 
@@ -94,15 +104,24 @@ class Store:
         record: Mapping[str, Any],
         summary: Mapping[str, Any] | None,
         timeseries: bytes | None,
+        series: bytes | None = None,
     ) -> None:
         """One run's files, record last (it marks the run finished)."""
         folder = self.run_dir(str(record["key"]))
         folder.mkdir(parents=True, exist_ok=True)
+        if series is not None:
+            atomic_write(folder / SERIES_FILE, series)
         if timeseries is not None:
             atomic_write(folder / TIMESERIES_FILE, timeseries)
         if summary is not None:
             atomic_write(folder / SUMMARY_FILE, _json_bytes(summary))
         atomic_write(folder / RECORD_FILE, _json_bytes(record))
+
+    def write_text(self, name: str, text: str) -> Path:
+        """A file at the study's root (transient.csv), atomically."""
+        path = self.root / name
+        atomic_write(path, text.encode())
+        return path
 
     def write_table(self, table: pd.DataFrame) -> Path:
         """runs.parquet, atomically (a reader never sees half a table)."""
