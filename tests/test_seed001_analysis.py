@@ -66,3 +66,20 @@ def test_chord_transient_stops_at_a_deep_dip(dip, overshoot):
 def test_flat_transient_of_a_steady_series_is_zero():
     steady = pd.Series(np.full(100, 28.0), index=np.arange(100) * 1e-3)
     assert analysis.transient_duration(steady, method="flat").knee_index == 0
+
+
+def test_settled_compares_the_mean_after_the_knee_with_the_unsearched_tail():
+    # Steady after the transient: settled.
+    done = analysis.transient_duration(dip_then_overshoot(1000, 20, 30), method="flat")
+    assert done.settled
+    assert done.searched_index == 499
+    assert done.searched_s == pytest.approx(0.499)
+    # A deficit that recovers only slowly, still climbing past the searched half (seed 001
+    # without BCN-MAX): the tail's mean is higher than anything after the knee, not settled.
+    t = np.arange(1000) * 1e-3
+    climbing = pd.Series(10.0 + 20.0 * np.minimum(t / 0.8, 1.0), index=t)
+    found = analysis.transient_duration(climbing, method="flat")
+    assert not found.settled
+    assert found.lower_bound_s == pytest.approx(0.249)
+    # The same check with a tolerance wide enough for the difference passes.
+    assert analysis.transient_duration(climbing, method="flat", tol=0.5).settled

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from cnsim import analysis
 from cnsim.plots import AXIS_NAMES, DPI, FIGSIZE, file_stem, value_unit
 from cnsim.sweeps.paths import parse_path
 from cnsim.sweeps.spec import PlotSpec
@@ -221,19 +222,22 @@ def _draw_relative_change(ax: Axes, rows: pd.DataFrame, found: Any, label: Any, 
         if entry is None:
             continue
         deleted_ms = (entry.times_s - entry.times_s[0]) * 1e3
-        last = entry.relative_change.size // 2 + 1
         style = "-" if i < 10 else "--"
+        last = entry.searched_index + 1
+        knee = f"{entry.duration_s * 1e3:.0f} ms" if entry.settled else "not settled"
         (line,) = ax.plot(
             deleted_ms[:last],
             entry.relative_change[:last] * 100,
             style,
             lw=1,
-            label=f"{_point_label(row, label)}: knee {entry.duration_s * 1e3:.0f} ms",
+            label=f"{_point_label(row, label)}: {knee}",
         )
         k = entry.knee_index
         ax.plot(deleted_ms[k], entry.relative_change[k] * 100, "o", color=line.get_color())
+        d = analysis.knee_flat(entry.relative_change, entry.searched_index)
+        ax.plot(deleted_ms[d], entry.relative_change[d] * 100, "x", color=line.get_color())
     ax.axhline(0.0, color="0.5", lw=0.8)
-    ax.set_xlabel("data deleted from the onset, l x probe interval (ms)")
+    ax.set_xlabel("data deleted from the onset, l x probe interval (ms); o knee, x flat")
     ax.set_ylabel("relative change of the mean (%)")
     ax.legend(fontsize="x-small", ncol=2)
 
@@ -243,12 +247,26 @@ def _draw_durations(
 ) -> None:
     names = [_point_label(row, label) for _, row in rows.iterrows()]
     x = np.arange(len(rows))
-    width = 0.4 if reference else 0.8
+    bars = 3 if reference else 2
+    width = 0.8 / bars
     ours = rows["transient_s"].to_numpy(dtype=float) * 1e3
-    ax.bar(x - (width / 2 if reference else 0), ours, width, label="cnsim")
+    lower = (rows["settled"] == False).to_numpy()  # noqa: E712 (a column of bools and None)
+    drawn = ax.bar(x - width * (bars - 1) / 2, ours, width, label="cnsim transient")
+    for bar, is_bound in zip(drawn, lower, strict=True):
+        if is_bound:  # not settled: a lower bound
+            bar.set_hatch("//")
+            ax.annotate(
+                ">=",
+                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize="x-small",
+            )
+    flat = rows["flat_s"].to_numpy(dtype=float) * 1e3
+    ax.bar(x - width * (bars - 1) / 2 + width, flat, width, label="cnsim, flat knee", alpha=0.6)
     if reference:
         theirs = pd.to_numeric(rows[reference], errors="coerce").to_numpy(dtype=float) * 1e3
-        ax.bar(x + width / 2, theirs, width, label="seed", color="0.6")
+        ax.bar(x + width * (bars - 1) / 2, theirs, width, label="seed", color="0.6")
     ax.set_xticks(x, names, fontsize="small")
     ax.set_ylabel("transient duration (ms)")
     ax.legend(fontsize="small")

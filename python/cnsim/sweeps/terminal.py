@@ -106,7 +106,7 @@ def transient_table(study: SweepResult) -> Table:
     """A transient study (seed 001): per point its label columns, the replications averaged,
     the transient found on their mean (ms and RTTs), and any reference columns beside it.
 
-    Durations (columns ending in `_s`) are shown in ms.
+    Durations (columns ending in `_s`) are shown in ms, sizes (`_bytes`) in KB.
     """
     table_data = study.transient_table()
     title = f"cnsim sweep: {study.spec.name} ({len(study.ok)}/{len(study.runs)} runs ok"
@@ -114,10 +114,18 @@ def transient_table(study: SweepResult) -> Table:
     shown = [c for c in table_data.columns if c not in ("point", "transient_end_s", "method")]
     table = Table(title=title)
     for column in shown:
-        header = f"{column[:-2]} (ms)" if column.endswith("_s") else column
+        header = column
+        if column.endswith("_s"):
+            header = f"{column[:-2]} (ms)"
+        elif column.endswith("_bytes"):
+            header = f"{column[:-6]} (KB)"
         table.add_column(header, justify="left" if column in ("case",) else "right")
     for _, row in table_data.iterrows():
-        table.add_row(*[_cell(column, row[column]) for column in shown])
+        cells = [_cell(column, row[column]) for column in shown]
+        if row["settled"] is False:  # a lower bound: the series had not settled
+            for column in ("transient_s", "transient_rtt"):
+                cells[shown.index(column)] = ">= " + cells[shown.index(column)]
+        table.add_row(*cells)
     method = table_data["method"].iloc[0] if len(table_data) else "-"
     table.caption = (
         f"initial data deletion on the replication mean, knee rule {method!r}; "
@@ -127,6 +135,8 @@ def transient_table(study: SweepResult) -> Table:
 
 
 def _cell(column: str, value: object) -> str:
+    if column.endswith("_bytes") and isinstance(value, int | float) and value == value:
+        return f"{value / 1e3:g}"
     if isinstance(value, float):
         if value != value:  # NaN: not measured (no run finished, or no reference)
             return "-"

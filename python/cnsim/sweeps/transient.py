@@ -33,7 +33,17 @@ from cnsim.sweeps.errors import SweepError
 TRANSIENT_KEYS = ("columns", "label", "panel", "reference")
 SERIES_FILE = "transient_series.parquet"
 TABLE_FILE = "transient.csv"
-RESULT_COLUMNS = ("n", "transient_s", "transient_rtt", "transient_end_s", "rtt_s", "method")
+RESULT_COLUMNS = (
+    "n",
+    "transient_s",
+    "transient_rtt",
+    "settled",
+    "knee_s",
+    "flat_s",
+    "transient_end_s",
+    "rtt_s",
+    "method",
+)
 DEFAULT_REFERENCE = "seed_transient_s"
 
 
@@ -161,16 +171,35 @@ def table_row(
     n: int,
     found: analysis.Transient | None,
 ) -> dict[str, Any]:
-    """One row of transient.csv (NaN durations when the point has no finished run)."""
+    """One row of transient.csv (NaN durations when the point has no finished run).
+
+    transient_s is the knee by the point's rule when the series settled, else a lower bound
+    (settled = False): the larger of the knee (knee_s, always given) and t[L/2] - t[0]
+    (`Transient.lower_bound_s`).
+    flat_s is the "flat" knee of the same curve (`analysis.knee_flat`), where the curve stops
+    moving for good: it counts the overshoot after the deficit too, but slow oscillations of
+    the steady state move it.
+    """
     rtt = rule.get("rtt_s")
-    duration = found.duration_s if found is not None else math.nan
+    duration = knee = flat = end = math.nan
+    settled = None
+    if found is not None:
+        settled = found.settled
+        duration = found.duration_s if settled else max(found.duration_s, found.lower_bound_s)
+        end = found.end_s
+        knee = found.duration_s
+        flat_knee = analysis.knee_flat(found.relative_change, found.searched_index)
+        flat = round(float(found.times_s[flat_knee] - found.times_s[0]), 12)
     return {
         "point": point,
         **{name: values[point] for name, values in study.columns.items()},
         "n": n,
         "transient_s": duration,
         "transient_rtt": duration / rtt if rtt else math.nan,
-        "transient_end_s": found.end_s if found is not None else math.nan,
+        "settled": settled,
+        "knee_s": knee,
+        "flat_s": flat,
+        "transient_end_s": end,
         "rtt_s": rtt if rtt else math.nan,
         "method": rule.get("method", "chord"),
     }
