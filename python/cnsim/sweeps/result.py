@@ -166,9 +166,10 @@ class SweepResult:
         """A transient study's table (what DIR/transient.csv holds): one row per point.
 
         Columns: point, the [sweep.transient] columns, n (finished replications averaged),
-        transient_s, transient_rtt, transient_end_s, rtt_s and the knee method. Each point's
-        series are averaged over its replications and analysed with the point's own
-        [report.transient] rule (`cnsim.analysis.transient_duration`).
+        transient_s, transient_rtt, settled, knee_s, flat_s, transient_end_s, rtt_s and the
+        knee method (`cnsim.sweeps.transient.table_row` defines each). Each point's series are
+        averaged over its replications and analysed with the point's own [report.transient]
+        rule (`cnsim.analysis.transient_duration`).
         """
         study = self._transient_study()
         rows = [
