@@ -13,7 +13,7 @@ import pytest
 import cnsim
 
 WALL_CLOCK_KEYS = {"wall_time_s", "events_per_s", "frame_hops_per_s", "wall_s_per_sim_s"}
-SWEEP_PRESETS = {name for name in cnsim.presets() if "sweep" in name}
+SWEEP_PRESETS = {name for name, text in cnsim.presets().items() if text.startswith("sweep:")}
 RUN_PRESETS = sorted(set(cnsim.presets()) - SWEEP_PRESETS)
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from cnsim.result import Result
 
 Patterns = Sequence[str] | str | None
-KneeMethod = Literal["chord", "settle"]
+KneeMethod = Literal["chord", "settle", "flat"]
 
 DEFAULT_BAND = 0.05
 PS_DIGITS = 12  # the core's clock ticks in picoseconds; finer digits are float noise
@@ -226,6 +226,28 @@ def knee_settle(curve: npt.ArrayLike, tol: float, max_index: int | None = None) 
     return int(np.argmax(suffix_max - suffix_min <= tol))
 
 
+def remaining_range(curve: npt.ArrayLike, max_index: int | None = None) -> npt.NDArray[np.float64]:
+    """S_l = max(R[l..L]) - min(R[l..L]): how far the curve still moves after l (non-increasing)."""
+    y = np.asarray(curve, dtype=float)
+    last = y.size - 1 if max_index is None else min(max_index, y.size - 1)
+    y = y[: last + 1]
+    return np.maximum.accumulate(y[::-1])[::-1] - np.minimum.accumulate(y[::-1])[::-1]
+
+
+def knee_flat(curve: npt.ArrayLike, max_index: int | None = None) -> int:
+    """Knee of a curve as the point where it stops moving for good (seed 001's study rule).
+
+    Definition: the chord knee (`knee_chord`) of the remaining range S_l = max(R[l..L]) -
+    min(R[l..L]), l = 0 .. L. S falls from the curve's whole range to 0 and is flat once R is,
+    so its knee is where R flattens for good. For a curve that rises (or falls) and then stays
+    flat, S is the curve mirrored and the knee is the same as `knee_chord`'s; for a curve that
+    rises and then falls back (an initial deficit followed by an overshoot, as the aggregate
+    throughput of seed 001 gives), `knee_chord` stops at the turning point while this rule
+    waits until the fall is over. Parameter-free, like `knee_chord`.
+    """
+    return knee_chord(remaining_range(curve, max_index))
+
+
 @dataclass(frozen=True)
 class Transient:
     """Result of initial data deletion on a replication-averaged series."""
@@ -236,6 +258,20 @@ class Transient:
     times_s: npt.NDArray[np.float64]
     mean_series: npt.NDArray[np.float64]
     relative_change: npt.NDArray[np.float64]
+    searched_index: int = 0  # L: the knee was searched over l = 0 .. L
+    settled: bool = True  # the series after the knee matches the unsearched tail (see below)
+
+    @property
+    def searched_s(self) -> float:
+        """t[L] - t[0]: the longest transient the search could find."""
+        return round(float(self.times_s[self.searched_index] - self.times_s[0]), PS_DIGITS)
+
+    @property
+    def lower_bound_s(self) -> float:
+        """t[L/2] - t[0]: how long a transient that has not settled lasts at least (the
+        series still moves in x[L/2 .. L], see `transient_duration`)."""
+        half = self.searched_index // 2
+        return round(float(self.times_s[half] - self.times_s[0]), PS_DIGITS)
 
 
 def replication_mean(replications: pd.Series | pd.DataFrame | Sequence[pd.Series]) -> pd.Series:
@@ -268,9 +304,17 @@ def transient_duration(
     (Jain: keep enough observations for the remaining mean to mean something):
     - method "chord" (default): `knee_chord`; if R varies by less than `min_change` over
       0 .. L, deleting data does not move the mean and l* = 0;
-    - method "settle": `knee_settle` with `tol`.
+    - method "settle": `knee_settle` with `tol`;
+    - method "flat": `knee_flat` (the chord knee of the remaining range; with the same
+      `min_change` floor as "chord").
     The transient is the first l* observations: duration_s = t[l*] - t[0] (= l* probe
     intervals), end_s = t[l*].
+
+    `settled` checks that the run was long enough for the answer to mean something: the mean
+    of the second half of the searched part, x[L/2 .. L], and the mean of the tail never
+    searched, x[L+1 ..], differ by at most `tol` of the tail's mean. A series still drifting,
+    draining a backlog or oscillating slowly in x[L/2 ..] is not settled: its transient lasts
+    at least `lower_bound_s`, whatever knee the rule found.
     """
     series = replication_mean(replications).sort_index()
     if start_s is not None or end_s is not None:
@@ -291,7 +335,19 @@ def transient_duration(
         times_s=times,
         mean_series=values,
         relative_change=curve,
+        searched_index=last,
+        settled=_settled(values, last, tol),
     )
+
+
+def _settled(values: npt.NDArray[np.float64], last: int, tol: float) -> bool:
+    """Mean of x[L/2 .. L] within `tol` of the mean of the unsearched tail x[L+1 ..]."""
+    tail = values[last + 1 :]
+    if tail.size == 0:
+        return True  # nothing left to compare with
+    tail_mean = float(tail.mean())
+    late = float(values[last // 2 : last + 1].mean())
+    return abs(late - tail_mean) <= tol * abs(tail_mean)
 
 
 def _knee(curve: npt.NDArray[np.float64], method: str, last: int, tol: float, floor: float) -> int:
@@ -302,7 +358,11 @@ def _knee(curve: npt.NDArray[np.float64], method: str, last: int, tol: float, fl
         return knee_chord(curve, last)
     if method == "settle":
         return knee_settle(curve, tol, last)
-    raise ValueError(f"unknown knee method {method!r} (expected 'chord' or 'settle')")
+    if method == "flat":
+        if np.ptp(curve[: last + 1]) < floor:
+            return 0
+        return knee_flat(curve, last)
+    raise ValueError(f"unknown knee method {method!r} (expected 'chord', 'settle' or 'flat')")
 
 
 # ---------------------------------------------------------------- summary metrics
@@ -313,9 +373,10 @@ def compute_metrics(result: Result) -> dict[str, Any]:
 
     Always: `peak_queue_bytes`/`peak_queue_port` (largest per-port peak) and, when the summary
     has a window, `fairness_index` over it. With [report].recovery: `recovery_time_s`,
-    `recovered_at_s`. With [report].transient: `transient_duration_s`, `transient_end_s` and,
-    given `rtt_s`, `transient_duration_rtt`. A spec naming a metric the run lacks warns and is
-    skipped rather than losing the run. NaN becomes None so summary.json stays strict JSON.
+    `recovered_at_s`. With [report].transient: `transient_duration_s`, `transient_end_s`,
+    `transient_settled` and, given `rtt_s`, `transient_duration_rtt`. A spec naming a metric
+    the run lacks warns and is skipped rather than losing the run. NaN becomes None so
+    summary.json stays strict JSON.
     """
     report = result.scenario.get("report", {})
     metrics: dict[str, Any] = {}
@@ -413,7 +474,11 @@ def _transient_metrics(
         max_fraction=spec.get("max_fraction", 0.5),
         tol=spec.get("tol", 0.005),
     )
-    out = {"transient_duration_s": found.duration_s, "transient_end_s": found.end_s}
+    out = {
+        "transient_duration_s": found.duration_s,
+        "transient_end_s": found.end_s,
+        "transient_settled": found.settled,
+    }
     if spec.get("rtt_s"):
         out["transient_duration_rtt"] = found.duration_s / float(spec["rtt_s"])
     return out

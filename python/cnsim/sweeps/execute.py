@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cnsim import api
+from cnsim.sweeps.transient import run_series
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class RunTask:
     overrides: tuple[str, ...]
     seed: int
     keep_timeseries: bool = False
+    keep_series: bool = False  # the [report.transient] aggregate, for a transient study
 
 
 @dataclass
@@ -54,6 +56,7 @@ class RunOutcome:
     warnings: list[str] = field(default_factory=list)
     summary: dict[str, Any] | None = None
     timeseries: bytes | None = None
+    series: bytes | None = None
 
     def record(self, task: RunTask) -> dict[str, Any]:
         """The run.json of this outcome: enough to re-run it alone."""
@@ -78,6 +81,7 @@ def run_one(task: RunTask) -> RunOutcome:
         try:
             result = api.run(task.base_toml, seed=task.seed, set=list(task.overrides))
             timeseries = _parquet(result.timeseries) if task.keep_timeseries else None
+            series = run_series(result.scenario, result.timeseries) if task.keep_series else None
         except Exception as exc:  # a failed run is data, not the end of the study
             return RunOutcome(
                 key=task.key,
@@ -94,6 +98,7 @@ def run_one(task: RunTask) -> RunOutcome:
         warnings=[str(w.message) for w in caught],
         summary=result.summary,
         timeseries=timeseries,
+        series=series,
     )
 
 

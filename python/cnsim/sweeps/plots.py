@@ -13,11 +13,13 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
+from cnsim import analysis
 from cnsim.plots import AXIS_NAMES, DPI, FIGSIZE, file_stem, value_unit
 from cnsim.sweeps.paths import parse_path
 from cnsim.sweeps.spec import PlotSpec
@@ -29,9 +31,16 @@ ERROR_TEXT = {"ci95": "error bars: 95% confidence interval", "std": "error bars:
 
 
 def make_sweep_plots(result: SweepResult, out_dir: Path) -> list[Path]:
-    """Every [[sweep.plots]] figure (or one mean plot per numeric metric) as PNG files."""
-    specs = list(result.spec.plots) or default_plots(result)
+    """Every [[sweep.plots]] figure (or one mean plot per numeric metric) as PNG files.
+
+    A transient study draws its three figures (`transient_plots`) instead of the default ones.
+    """
     paths = []
+    if result.spec.transient is not None:
+        paths += transient_plots(result, out_dir)
+        specs = list(result.spec.plots)
+    else:
+        specs = list(result.spec.plots) or default_plots(result)
     for spec in specs:
         path = out_dir / f"{file_stem(spec.name or default_name(spec))}.png"
         if plot_sweep(result, spec, path) is not None:
@@ -134,6 +143,148 @@ def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path) -> Path:
     if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
         engine.set(rect=(0.0, 0.03, 1.0, 0.97))
     fig.text(0.995, 0.005, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    return path
+
+
+# ---------------------------------------------------------------- transient studies (seed 001)
+
+
+def transient_plots(result: SweepResult, out_dir: Path) -> list[Path]:
+    """A transient study's figures: the replication-mean aggregate throughput per point, the
+    relative-change curves with their knees, and the durations beside the reference's.
+
+    Points are named by the study's label column and split into panels by its panel column.
+    """
+    found = result.transients()
+    table = result.transient_table()
+    if not any(entry[2] is not None for entry in found.values()):
+        warnings.warn("transient plots skipped: no point has a finished run", stacklevel=2)
+        return []
+    study = result.spec.transient
+    assert study is not None
+    label = study.label_column
+    panels = _panels(table, study.panel)
+    draw = [
+        ("transient_throughput", _draw_mean_series),
+        ("transient_relative_change", _draw_relative_change),
+        ("transient_duration", _draw_durations),
+    ]
+    paths = []
+    for name, drawer in draw:
+        fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * max(1, len(panels)) * 0.8))
+        fig.set_layout_engine("constrained")
+        axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+        for ax, (title, rows) in zip(axes, panels, strict=True):
+            ax.grid(alpha=0.3)
+            drawer(ax, rows, found, label, study.reference_column)
+            ax.set_title(title, fontsize="medium")
+        fig.suptitle(TRANSIENT_TITLES[name])
+        paths.append(_save_transient(fig, result, out_dir / f"{name}.png"))
+    return paths
+
+
+TRANSIENT_TITLES = {
+    "transient_throughput": "Aggregate throughput, mean over replications",
+    "transient_relative_change": "Initial data deletion: relative change of the remaining mean",
+    "transient_duration": "Transient duration",
+}
+
+
+def _panels(table: pd.DataFrame, panel: str | None) -> list[tuple[str, pd.DataFrame]]:
+    if panel is None:
+        return [("", table)]
+    out = []
+    for value, rows in table.groupby(panel, sort=False):
+        if isinstance(value, int | float):
+            div, unit = value_unit(panel, float(value))
+            shown = f"{value / div:g} {unit}".strip() if unit else str(value)
+        else:
+            shown = str(value)
+        out.append((f"{AXIS_NAMES.get(panel, panel)} = {shown}", rows))
+    return out
+
+
+def _point_label(row: pd.Series, label: str | None) -> str:
+    return f"case {row[label]}" if label == "case" else str(row[label] if label else row["point"])
+
+
+def _draw_mean_series(ax: Axes, rows: pd.DataFrame, found: Any, label: Any, _ref: Any) -> None:
+    for i, (_, row) in enumerate(rows.iterrows()):
+        entry = found[int(row["point"])][2]
+        if entry is None:
+            continue
+        style = "-" if i < 10 else "--"
+        ax.plot(entry.times_s, entry.mean_series / 1e9, style, lw=1, label=_point_label(row, label))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("aggregate throughput (Gb/s)")
+    ax.legend(fontsize="x-small", ncol=2)
+
+
+def _draw_relative_change(ax: Axes, rows: pd.DataFrame, found: Any, label: Any, _ref: Any) -> None:
+    for i, (_, row) in enumerate(rows.iterrows()):
+        entry = found[int(row["point"])][2]
+        if entry is None:
+            continue
+        deleted_ms = (entry.times_s - entry.times_s[0]) * 1e3
+        style = "-" if i < 10 else "--"
+        last = entry.searched_index + 1
+        knee = f"{entry.duration_s * 1e3:.0f} ms" if entry.settled else "not settled"
+        (line,) = ax.plot(
+            deleted_ms[:last],
+            entry.relative_change[:last] * 100,
+            style,
+            lw=1,
+            label=f"{_point_label(row, label)}: {knee}",
+        )
+        k = entry.knee_index
+        ax.plot(deleted_ms[k], entry.relative_change[k] * 100, "o", color=line.get_color())
+        d = analysis.knee_flat(entry.relative_change, entry.searched_index)
+        ax.plot(deleted_ms[d], entry.relative_change[d] * 100, "x", color=line.get_color())
+    ax.axhline(0.0, color="0.5", lw=0.8)
+    ax.set_xlabel("data deleted from the onset, l x probe interval (ms); o knee, x flat")
+    ax.set_ylabel("relative change of the mean (%)")
+    ax.legend(fontsize="x-small", ncol=2)
+
+
+def _draw_durations(
+    ax: Axes, rows: pd.DataFrame, _found: Any, label: Any, reference: str | None
+) -> None:
+    names = [_point_label(row, label) for _, row in rows.iterrows()]
+    x = np.arange(len(rows))
+    bars = 3 if reference else 2
+    width = 0.8 / bars
+    ours = rows["transient_s"].to_numpy(dtype=float) * 1e3
+    lower = (rows["settled"] == False).to_numpy()  # noqa: E712 (a column of bools and None)
+    drawn = ax.bar(x - width * (bars - 1) / 2, ours, width, label="cnsim transient")
+    for bar, is_bound in zip(drawn, lower, strict=True):
+        if is_bound:  # not settled: a lower bound
+            bar.set_hatch("//")
+            ax.annotate(
+                ">=",
+                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize="x-small",
+            )
+    flat = rows["flat_s"].to_numpy(dtype=float) * 1e3
+    ax.bar(x - width * (bars - 1) / 2 + width, flat, width, label="cnsim, flat knee", alpha=0.6)
+    if reference:
+        theirs = pd.to_numeric(rows[reference], errors="coerce").to_numpy(dtype=float) * 1e3
+        ax.bar(x + width * (bars - 1) / 2, theirs, width, label="seed", color="0.6")
+    ax.set_xticks(x, names, fontsize="small")
+    ax.set_ylabel("transient duration (ms)")
+    ax.legend(fontsize="small")
+
+
+def _save_transient(fig: Figure, result: SweepResult, path: Path) -> Path:
+    stamp = f"{result.spec.name}: {result.spec.replications} replications per point"
+    stamp += f", base seed {result.spec.seed}"
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
+        engine.set(rect=(0.0, 0.03, 1.0, 0.97))
+    fig.text(0.995, 0.002, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)
     return path

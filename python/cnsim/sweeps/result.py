@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import shlex
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cnsim import analysis
+from cnsim import analysis, api
+from cnsim.sweeps import transient
 from cnsim.sweeps.errors import SweepError
 from cnsim.sweeps.spec import RUN_COLUMNS, Point, SweepSpec, load_sweep
 from cnsim.sweeps.store import BASE_FILE, PLOTS_DIR, SPEC_FILE, TABLE_FILE, Store
@@ -28,6 +30,9 @@ T975 = (
     2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
 )  # fmt: skip
 Z975 = 1.959963984540054
+
+# A transient study's point: its [report.transient] rule, replications averaged, the transient.
+PointTransient = tuple[dict[str, Any], int, "analysis.Transient | None"]
 
 
 def t975(dof: int) -> float:
@@ -69,6 +74,7 @@ class SweepResult:
         self.keep = keep
         self.executed = executed  # runs this call executed
         self.reused = reused  # runs this call found finished in the store
+        self._transients: dict[int, PointTransient] | None = None
 
     @classmethod
     def load(cls, out_dir: str | Path) -> SweepResult:
@@ -153,6 +159,56 @@ class SweepResult:
             )
         columns = ["point", *self.parameters, "n", "transient_duration_s", "transient_end_s"]
         return pd.DataFrame(rows, columns=columns)
+
+    # ------------------------------------------------------------ transient study (seed 001)
+
+    def transient_table(self) -> pd.DataFrame:
+        """A transient study's table (what DIR/transient.csv holds): one row per point.
+
+        Columns: point, the [sweep.transient] columns, n (finished replications averaged),
+        transient_s, transient_rtt, settled, knee_s, flat_s, transient_end_s, rtt_s and the
+        knee method (`cnsim.sweeps.transient.table_row` defines each). Each point's series are
+        averaged over its replications and analysed with the point's own [report.transient]
+        rule (`cnsim.analysis.transient_duration`).
+        """
+        study = self._transient_study()
+        rows = [
+            transient.table_row(study, point, rule, n, found)
+            for point, (rule, n, found) in self.transients().items()
+        ]
+        return pd.DataFrame(rows, columns=transient.table_columns(study))
+
+    def transients(self) -> dict[int, PointTransient]:
+        """Per point: its [report.transient] rule, replications averaged, and the transient
+        found on their mean (None when no run of the point finished). Computed once."""
+        if self._transients is None:
+            self._transient_study()
+            found: dict[int, PointTransient] = {}
+            ok = self.ok
+            for point in self.spec.points():
+                rule = transient.transient_rule(self._point_scenario(point))
+                keys = ok.loc[ok["point"] == point.index, "key"].tolist()
+                series = [self._transient_series(key, rule) for key in keys]
+                result = transient.find_transient(rule, series) if series else None
+                found[point.index] = (rule, len(series), result)
+            self._transients = found
+        return self._transients
+
+    def _transient_study(self) -> transient.TransientStudy:
+        if self.spec.transient is None:
+            raise SweepError("not a transient study: the sweep has no [sweep.transient] table")
+        return self.spec.transient
+
+    def _point_scenario(self, point: Point) -> dict[str, Any]:
+        return tomllib.loads(api.resolve(self.spec.base_toml, set=list(self.spec.overrides(point))))
+
+    def _transient_series(self, key: str, rule: dict[str, Any]) -> pd.Series:
+        """A run's stored aggregate series, else the sum from its full time series."""
+        store = Store(self.out_dir)
+        if store.series_path(key).is_file():
+            return transient.read_series(str(store.series_path(key)))
+        entities = rule.get("entities") or None
+        return self._aggregate_series(key, rule.get("metric", "host_rx_bps"), entities)
 
     def _aggregate_series(self, key: str, metric: str, entities: analysis.Patterns) -> pd.Series:
         path = Store(self.out_dir).timeseries_path(key)

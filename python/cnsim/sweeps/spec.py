@@ -23,9 +23,10 @@ import tomli_w
 from cnsim import api
 from cnsim.sweeps.errors import SweepError
 from cnsim.sweeps.paths import parse_path
+from cnsim.sweeps.transient import TransientStudy, check_points, parse_transient
 
 SWEEP_KEYS = ("name", "description", "base", "replications", "seed", "metrics")
-SWEEP_TABLES = ("grid", "zip", "set", "plots")
+SWEEP_TABLES = ("grid", "zip", "set", "plots", "transient")
 PLOT_KEYS = ("x", "y", "stat", "error", "title", "name", "xlabel", "ylabel")
 # Columns every runs table has; a parameter or metric may not take these names.
 RUN_COLUMNS = (
@@ -83,6 +84,7 @@ class SweepSpec:
     zip: dict[str, list[Any]] = field(default_factory=dict)
     set: dict[str, Any] = field(default_factory=dict)
     plots: tuple[PlotSpec, ...] = ()
+    transient: TransientStudy | None = None
 
     def __post_init__(self) -> None:
         """Checked on every construction, `dataclasses.replace` included."""
@@ -136,6 +138,8 @@ class SweepSpec:
                 table[key] = getattr(self, key)
         if self.plots:
             table["plots"] = [_plot_table(p) for p in self.plots]
+        if self.transient is not None:
+            table["transient"] = self.transient.to_table()
         comments = "".join(f"# {line}\n" for line in header.splitlines())
         return comments + tomli_w.dumps({"sweep": table})
 
@@ -204,6 +208,7 @@ def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
         zip=table.get("zip", {}),
         set=table.get("set", {}),
         plots=tuple(_plot(i, plot) for i, plot in enumerate(plots)),
+        transient=parse_transient(table["transient"]) if "transient" in table else None,
     )
 
 
@@ -278,7 +283,9 @@ def check(spec: SweepSpec) -> None:
         raise SweepError(f"parameter {sorted(shared)[0]!r} is given twice (grid, zip or set)")
     for index, plot in enumerate(spec.plots):
         _check_plot(spec, index, plot)
-    _run_count(spec)
+    _run_count(spec)  # before anything enumerates the points
+    if spec.transient is not None:
+        check_points(spec.transient, len(spec.points()))
 
 
 MAX_RUNS = 1_000_000  # points x replications; the plan holds every run in memory

@@ -8,6 +8,8 @@ Layout (docs/sweeps.md, "The store"):
     DIR/runs/<key>/run.json    how the run went: seed, overrides, status, error, wall time
     DIR/runs/<key>/summary.json         the run's summary (the contract of `cnsim run`)
     DIR/runs/<key>/timeseries.parquet   with --keep full
+    DIR/runs/<key>/transient_series.parquet   a transient study's aggregate series
+    DIR/transient.csv          a transient study's table
     DIR/plots/*.png
 
 Each file is written to a temporary name and renamed into place (atomic on POSIX and
@@ -31,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cnsim.report import strict_json
+from cnsim.sweeps.transient import SERIES_FILE
 
 Keep = Literal["none", "summary", "full"]
 KEEP_CHOICES: tuple[Keep, ...] = ("none", "summary", "full")
@@ -77,14 +80,21 @@ class Store:
         """A run's timeseries.parquet (present with --keep full)."""
         return self.run_dir(key) / TIMESERIES_FILE
 
-    def is_done(self, key: str, keep: Keep) -> bool:
-        """Finished with status ok and holding, readable, what `keep` asks for. A failed run,
-        or one whose files are missing, truncated or inconsistent, is run again."""
+    def series_path(self, key: str) -> Path:
+        """A run's aggregate series of a transient study."""
+        return self.run_dir(key) / SERIES_FILE
+
+    def is_done(self, key: str, keep: Keep, series: bool = False) -> bool:
+        """Finished with status ok and holding, readable, what `keep` (and a transient study,
+        `series`) asks for. A failed run, or one whose files are missing, truncated or
+        inconsistent, is run again."""
         record = self.record(key)
         if record is None or record.get("status") != "ok":
             return False
         summary = _read_json(self.run_dir(key) / SUMMARY_FILE)
         if summary is None or not _complete(summary):
+            return False
+        if series and not _parquet_readable(self.series_path(key)):
             return False
         return keep != "full" or _parquet_readable(self.timeseries_path(key))
 
@@ -116,15 +126,24 @@ class Store:
         record: Mapping[str, Any],
         summary: Mapping[str, Any] | None,
         timeseries: bytes | None,
+        series: bytes | None = None,
     ) -> None:
         """One run's files, record last (it marks the run finished)."""
         folder = self.run_dir(str(record["key"]))
         folder.mkdir(parents=True, exist_ok=True)
+        if series is not None:
+            atomic_write(folder / SERIES_FILE, series)
         if timeseries is not None:
             atomic_write(folder / TIMESERIES_FILE, timeseries)
         if summary is not None:
             atomic_write(folder / SUMMARY_FILE, _json_bytes(summary))
         atomic_write(folder / RECORD_FILE, _json_bytes(record))
+
+    def write_text(self, name: str, text: str) -> Path:
+        """A file at the study's root (transient.csv), atomically."""
+        path = self.root / name
+        atomic_write(path, text.encode())
+        return path
 
     def write_table(self, table: pd.DataFrame) -> Path:
         """runs.parquet, atomically (a reader never sees half a table); left alone when it

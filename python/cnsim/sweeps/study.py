@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ from cnsim.sweeps.result import SweepResult
 from cnsim.sweeps.spec import RUN_COLUMNS, Point, SweepSpec, load_sweep, replication_seed
 from cnsim.sweeps.store import KEEP_CHOICES, Keep, Store
 from cnsim.sweeps.terminal import run_progress
+from cnsim.sweeps.transient import TABLE_FILE as TRANSIENT_TABLE_FILE
+from cnsim.sweeps.transient import transient_rule
 
 KEY_HEX_DIGITS = 16
 
@@ -40,9 +43,11 @@ class PlannedRun:
     overrides: tuple[str, ...]
     key: str
 
-    def task(self, base_toml: str, keep: Keep) -> RunTask:
+    def task(self, base_toml: str, keep: Keep, series: bool = False) -> RunTask:
         """What a worker needs to execute it."""
-        return RunTask(self.key, base_toml, self.overrides, self.seed, keep == "full")
+        return RunTask(
+            self.key, base_toml, self.overrides, self.seed, keep == "full", keep_series=series
+        )
 
 
 def sweep(
@@ -68,7 +73,8 @@ def sweep(
     store = Store(out if out is not None else default_out_dir(spec))
     store.prepare(spec.to_toml(header=_provenance(spec)), spec.base_toml)
     distinct = unique(runs)
-    todo = [run for run in distinct if not store.is_done(run.key, keep)]
+    series = spec.transient is not None
+    todo = [run for run in distinct if not store.is_done(run.key, keep, series)]
     check = MetricCheck(spec.collected())
     check.against_store(store, runs)
     try:
@@ -78,10 +84,13 @@ def sweep(
         raise
     table = runs_table(spec, runs, store)
     store.write_table(table)
+    reused = len(distinct) - len(todo)
+    result = SweepResult(spec, table, store.root, keep=keep, executed=len(todo), reused=reused)
+    if series:
+        store.write_text(TRANSIENT_TABLE_FILE, result.transient_table().to_csv(index=False))
     if keep == "none":
         store.drop_runs([run.key for run in runs])
-    reused = len(distinct) - len(todo)
-    return SweepResult(spec, table, store.root, keep=keep, executed=len(todo), reused=reused)
+    return result
 
 
 def _check_options(keep: str, jobs: int | None, client: Any) -> None:
@@ -125,9 +134,15 @@ def plan(spec: SweepSpec) -> list[PlannedRun]:
 
 def _resolve_point(spec: SweepSpec, point: Point, overrides: Sequence[str]) -> str:
     try:
-        return api.resolve(spec.base_toml, set=list(overrides))
+        resolved = api.resolve(spec.base_toml, set=list(overrides))
     except api.ScenarioError as exc:
         raise api.ScenarioError(f"sweep point {describe(point)}: {exc}") from None
+    if spec.transient is not None:  # a transient study reads each point's rule
+        try:
+            transient_rule(tomllib.loads(resolved))
+        except SweepError as exc:
+            raise SweepError(f"sweep point {describe(point)}: {exc}") from None
+    return resolved
 
 
 def describe(point: Point) -> str:
@@ -197,14 +212,15 @@ def _execute(
     keep: Keep,
     progress: bool,
 ) -> None:
-    tasks = {run.key: run.task(spec.base_toml, keep) for run in todo}
+    series = spec.transient is not None
+    tasks = {run.key: run.task(spec.base_toml, keep, series) for run in todo}
     title = f"sweep {spec.name}"
     with run_progress(len(tasks), title, enabled=progress) as advance:
         stream = outcomes(list(tasks.values()), jobs=jobs, client=client)
         try:
             for outcome in stream:
                 record = outcome.record(tasks[outcome.key])
-                store.write_run(record, outcome.summary, outcome.timeseries)
+                store.write_run(record, outcome.summary, outcome.timeseries, outcome.series)
                 if outcome.summary is not None:
                     check(outcome.summary)
                 advance(outcome)

@@ -84,7 +84,12 @@ def run_progress(
 
 
 def sweep_table(study: SweepResult) -> Table:
-    """Per point: the swept values, runs ok, and each metric's mean +- 95 % CI half-width."""
+    """Per point: the swept values, runs ok, and each metric's mean +- 95 % CI half-width.
+
+    A transient study shows its transient table instead (`transient_table`).
+    """
+    if study.spec.transient is not None:
+        return transient_table(study)
     total, ok = len(study.runs), len(study.ok)
     title = f"cnsim sweep: {study.spec.name} ({ok}/{total} runs ok"
     title += f"; {study.executed} run now, {study.reused} reused)"
@@ -109,3 +114,48 @@ def _mean_ci(mean: float, ci: float) -> str:
     if mean != mean:  # NaN: no finished run reported it
         return "-"
     return f"{mean:.4g}" if ci != ci else f"{mean:.4g} +- {ci:.2g}"
+
+
+def transient_table(study: SweepResult) -> Table:
+    """A transient study (seed 001): per point its label columns, the replications averaged,
+    the transient found on their mean (ms and RTTs), and any reference columns beside it.
+
+    Durations (columns ending in `_s`) are shown in ms, sizes (`_bytes`) in KB.
+    """
+    table_data = study.transient_table()
+    title = f"cnsim sweep: {study.spec.name} ({len(study.ok)}/{len(study.runs)} runs ok"
+    title += f"; {study.executed} run now, {study.reused} reused)"
+    shown = [c for c in table_data.columns if c not in ("point", "transient_end_s", "method")]
+    table = Table(title=title)
+    for column in shown:
+        header = column
+        if column.endswith("_s"):
+            header = f"{column[:-2]} (ms)"
+        elif column.endswith("_bytes"):
+            header = f"{column[:-6]} (KB)"
+        table.add_column(header, justify="left" if column in ("case",) else "right")
+    for _, row in table_data.iterrows():
+        cells = [_cell(column, row[column]) for column in shown]
+        if row["settled"] is False:  # a lower bound: the series had not settled
+            for column in ("transient_s", "transient_rtt"):
+                cells[shown.index(column)] = ">= " + cells[shown.index(column)]
+        table.add_row(*cells)
+    method = table_data["method"].iloc[0] if len(table_data) else "-"
+    table.caption = (
+        f"initial data deletion on the replication mean, knee rule {method!r}; "
+        f"{study.out_dir}/transient.csv"
+    )
+    return table
+
+
+def _cell(column: str, value: object) -> str:
+    if column.endswith("_bytes") and isinstance(value, int | float) and value == value:
+        return f"{value / 1e3:g}"
+    if isinstance(value, float):
+        if value != value:  # NaN: not measured (no run finished, or no reference)
+            return "-"
+        if column.endswith("_s"):
+            ms = value * 1e3
+            return f"{ms:.0f}" if abs(ms) >= 100 else f"{ms:.3g}"
+        return f"{value:.4g}"
+    return str(value)

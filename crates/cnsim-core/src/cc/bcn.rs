@@ -722,6 +722,20 @@ mod tests {
     }
 
     #[test]
+    fn gains_seed001_frames_for_both_buffer_sizes() {
+        // Seed 001: Qeq = B/4 in 1500 B frames (seed 002's conversion), W = 2, Ru = 1 Mb/s.
+        for (qeq_bytes, gi, gd) in [(150_000.0, 2.0, 1e-3), (18_750.0, 16.0, 8e-3)] {
+            let p = BcnParams {
+                fb_unit_bytes: 1500.0,
+                qeq_bytes,
+                ..BcnParams::default()
+            };
+            assert!(close(p.gi_for(LINE_BPS), gi, 1e-12));
+            assert!(close(p.gd_value(), gd, 1e-15));
+        }
+    }
+
+    #[test]
     fn explicit_gains_override_formula_and_scale_applies_to_formula_only() {
         let scaled = BcnParams {
             gi_scale: 0.1,

@@ -371,7 +371,8 @@ pub struct TransientSpec {
     /// Round-trip time used to express the duration in RTTs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_s: Option<f64>,
-    /// Knee rule: "chord" (farthest point from the chord) or "settle" (curve range below tol).
+    /// Knee rule: "chord" (farthest point from the chord), "settle" (curve range below tol) or
+    /// "flat" (chord knee of the curve's remaining range: where it stops moving for good).
     #[serde(default = "default_knee_method")]
     pub method: String,
     #[serde(default = "default_knee_tol")]

@@ -630,10 +630,13 @@ impl ReportSpec {
             let tp = format!("{path}.transient");
             let tc = Check { path: &tp };
             check_metric(&tc, "metric", &t.metric)?;
-            if !["chord", "settle"].contains(&t.method.as_str()) {
+            if !["chord", "settle", "flat"].contains(&t.method.as_str()) {
                 return Err(tc.fail(
                     "method",
-                    format!("must be \"chord\" or \"settle\" (got \"{}\")", t.method),
+                    format!(
+                        "must be \"chord\", \"settle\" or \"flat\" (got \"{}\")",
+                        t.method
+                    ),
                 ));
             }
             tc.positive("tol", t.tol)?;
