@@ -20,7 +20,7 @@ import cnsim
 from cnsim import api
 
 ROOT = Path(__file__).resolve().parents[1]
-SWEEP_PRESETS = {name for name in cnsim.presets() if "sweep" in name}
+SWEEP_PRESETS = {name for name, text in cnsim.presets().items() if text.startswith("sweep:")}
 RUN_PRESETS = sorted(set(cnsim.presets()) - SWEEP_PRESETS)
 
 
