@@ -186,3 +186,10 @@ def test_workers_exit_when_the_sweep_process_is_killed(tmp_path):
     for w in left:
         os.kill(w, signal.SIGKILL)
     assert not left, f"workers still running {time.monotonic() - deadline + 10:.1f} s later"
+
+
+def test_an_empty_out_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SweepError, match="out: empty directory name"):
+        cnsim.sweep(tiny(), out="", progress=False)
+    assert list(tmp_path.iterdir()) == []
