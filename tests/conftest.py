@@ -90,8 +90,8 @@ def build_summary(name: str, drops: int, window: bool) -> dict[str, Any]:
         "per_port": {
             CORE_PORT: {"peak_queue_bytes": 90_000, "mean_queue_bytes": 30_000.0},
             IDLE_PORT: {"peak_queue_bytes": 0, "mean_queue_bytes": 0.0},
-            "core": {"peak_memory_bytes": 90_000, "dropped_frames": drops},
         },
+        "per_switch": {"core": {"peak_memory_bytes": 90_000, "dropped_frames": drops}},
         "window": None,
         "metrics": {},
     }

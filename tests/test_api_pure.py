@@ -37,8 +37,8 @@ def fake_native(error: Exception | None = None) -> SimpleNamespace:
     """A stand-in for cnsim._native that records its calls and returns a synthetic run."""
     calls: list[dict] = []
 
-    def run(text, overrides=(), seed=None, progress=None):
-        calls.append({"text": text, "overrides": overrides, "seed": seed})
+    def run(text, overrides=(), seed=None, progress=None, base_dir=None):
+        calls.append({"text": text, "overrides": overrides, "seed": seed, "base_dir": base_dir})
         if error is not None:
             raise error
         if progress is not None:
@@ -142,8 +142,14 @@ def test_run_passes_text_overrides_seed_and_progress(preset_dir, monkeypatch):
     monkeypatch.setattr(api, "native", lambda: native)
     seen: list[float] = []
     result = api.run("seed004-qcn", seed=3, set={"duration_s": 0.1}, progress=seen.append)
+    # A preset's relative file paths (traces, CDFs) are taken from the presets' folder.
     assert native.calls == [
-        {"text": PRESETS["seed004-qcn"], "overrides": [("duration_s", "0.1")], "seed": 3}
+        {
+            "text": PRESETS["seed004-qcn"],
+            "overrides": [("duration_s", "0.1")],
+            "seed": 3,
+            "base_dir": str(preset_dir),
+        }
     ]
     assert seen == [0.5, 1.0]
     assert result.name == "seed004-qcn"

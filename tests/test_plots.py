@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import matplotlib.image
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -79,7 +80,7 @@ def test_drops_plot_only_when_frames_were_dropped(make_result, tmp_path):
     drops = tmp_path / "drops.png"
     assert drops in paths
     assert_png(drops, width=round(960 * 1.6))
-    assert plots.plot_drops(make_result(drops=0), tmp_path / "none.png") is None
+    assert plots.plot_drops(make_result(drops=0)) is None
 
 
 def test_report_plots_drive_the_figures(make_result, tmp_path):
@@ -196,3 +197,69 @@ def test_saved_run_loads_back(make_result, tmp_path):
     assert loaded.scenario["report"]["window_s"] == [0.02, 0.08]
     pd.testing.assert_frame_equal(loaded.series("host_tx_bps"), result.series("host_tx_bps"))
     assert "synthetic" in repr(loaded)
+
+
+# ---------------------------------------------------------------- figures in memory, readability
+
+
+def test_figure_returns_a_matplotlib_figure_by_name(make_result):
+    from matplotlib.figure import Figure
+
+    result = make_result(drops=5)
+    assert plots.figure_names(result) == [
+        "aggregate_throughput",
+        "queues",
+        "rp_rate",
+        "per_source_throughput",
+        "drops",
+    ]
+    fig = result.figure("queues")
+    assert isinstance(fig, Figure)
+    assert fig.axes[0].get_ylabel() == "queue length (KB)"
+    with pytest.raises(KeyError, match="figures: aggregate_throughput"):
+        result.figure("nope")
+
+
+def test_axis_labels_do_not_repeat_their_unit():
+    assert plots.axis_label("dropped_frames", "frames") == "dropped frames (cumulative)"
+    assert plots.axis_label("cp_messages", "messages") == "congestion messages (cumulative)"
+    assert plots.axis_label("queue_bytes", "KB") == "queue length (KB)"
+
+
+def test_rates_of_rate_limiters_are_steps(make_result):
+    line = make_result().figure("rp_rate").axes[0].lines[0]
+    assert line.get_drawstyle() == "steps-post"
+
+
+def test_dense_series_keep_their_peaks_in_an_envelope():
+    times = np.arange(18_000) * 5e-4
+    values = np.where(np.arange(18_000) % 7 == 0, 150e3, 10e3)  # spikes every 7th sample
+    values[9_001] = 400e3  # one extreme peak
+    t, low, high, mean = plots.envelope(times, values, 600)
+    assert t.size == 600
+    assert high.max() == 400e3
+    assert low.min() == 10e3
+    assert (high == 150e3).sum() + (high == 400e3).sum() == 600  # every bin shows its spike
+    assert np.all((low <= mean) & (mean <= high))
+
+
+def test_drops_figure_leaves_out_what_another_figure_shows(make_result, tmp_path):
+    specs = [{"name": "switch_drops", "metric": "dropped_frames", "entities": ["core"]}]
+    paths = plots.make_plots(make_result(drops=42, plots=specs), tmp_path)
+    assert [p.name for p in paths] == ["switch_drops.png", "drops.png"]
+    assert_png(tmp_path / "drops.png")  # one panel (by place), not 1.6 wide with the curve
+
+
+def test_counts_get_whole_ticks(make_result):
+    specs = [{"name": "switch_drops", "metric": "dropped_frames", "entities": ["core"]}]
+    ax = make_result(drops=0, plots=specs).figure("switch_drops").axes[0]
+    assert ax.get_ylim() == (0.0, 1.0)
+    assert all(float(t).is_integer() for t in ax.get_yticks())
+
+
+def test_a_close_up_draws_its_own_samples_not_bins_of_the_whole_run(make_result):
+    specs = [{"name": "zoom", "metric": "rp_rate_bps", "xlim_s": [0.02, 0.025]}]
+    result = make_result(probe_s=1e-5, plots=specs)  # 10,000 samples, 500 in the window
+    line = result.figure("zoom").axes[0].lines[0]
+    assert line.get_drawstyle() == "steps-post"  # exact samples, not an envelope
+    assert 500 <= len(line.get_xdata()) <= 503

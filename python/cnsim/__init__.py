@@ -13,6 +13,7 @@ Python and import without it.
 from __future__ import annotations
 
 from importlib import metadata
+from typing import TYPE_CHECKING, Any
 
 from cnsim.api import (
     OverrideSyntaxError,
@@ -24,8 +25,30 @@ from cnsim.api import (
     resolve,
     run,
 )
-from cnsim.result import Result
-from cnsim.sweeps import SweepError, SweepResult, load_sweep, sweep
+
+if TYPE_CHECKING:
+    from cnsim.result import Result
+    from cnsim.sweeps import SweepError, SweepResult, load_sweep, sweep
+
+# Imported on first use: pandas and matplotlib cost a second, which `cnsim --version` and
+# shell completion should not pay.
+_LAZY = {
+    "Result": "cnsim.result",
+    "SweepError": "cnsim.sweeps",
+    "SweepResult": "cnsim.sweeps",
+    "load_sweep": "cnsim.sweeps",
+    "sweep": "cnsim.sweeps",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cnsim' has no attribute {name!r}")
 
 
 def _version() -> str:

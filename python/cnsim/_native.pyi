@@ -22,16 +22,34 @@ class NativeTimeseries(TypedDict):
     metrics: list[str]
     entities: list[str]
 
+class NativeFlows(TypedDict):
+    """One entry per started flow; `src`/`dst` are host indices (scenario order)."""
+
+    flow_id: npt.NDArray[np.uint32]
+    src: npt.NDArray[np.uint32]
+    dst: npt.NDArray[np.uint32]
+    size_bytes: npt.NDArray[np.uint64]
+    priority: npt.NDArray[np.uint8]
+    start_s: npt.NDArray[np.float64]
+    end_s: npt.NDArray[np.float64]
+    fct_s: npt.NDArray[np.float64]
+    ideal_fct_s: npt.NDArray[np.float64]
+    completed: npt.NDArray[np.bool_]
+    frames_dropped: npt.NDArray[np.uint32]
+    delivered_bytes: npt.NDArray[np.uint64]
+
 class NativeRunOutput(TypedDict):
     summary_json: str
     resolved_toml: str
     timeseries: NativeTimeseries
+    flows: NativeFlows
 
 def run(
     scenario_toml: str,
     overrides: Sequence[tuple[str, str]] = ...,
     seed: int | None = None,
     progress: Callable[[float], object] | None = None,
+    base_dir: str | None = None,
 ) -> NativeRunOutput:
     """Validate and run a scenario; `progress` gets the simulated fraction done (0..1)."""
 
@@ -39,8 +57,27 @@ def resolve(
     scenario_toml: str,
     overrides: Sequence[tuple[str, str]] = ...,
     seed: int | None = None,
+    base_dir: str | None = None,
 ) -> str:
     """Return the fully resolved scenario TOML (defaults filled); raise ScenarioError if bad."""
 
+def write_flow_trace(
+    scenario_toml: str,
+    out_path: str,
+    overrides: Sequence[tuple[str, str]] = ...,
+    seed: int | None = None,
+    base_dir: str | None = None,
+) -> int:
+    """Write the scenario's flow workload as a trace CSV; return the number of flows."""
+
 def version() -> str:
     """Version of the Rust core."""
+
+def scenario_schema() -> str:
+    """JSON Schema of scenario files (generated from the Rust types), as JSON text."""
+
+def summary_schema() -> str:
+    """JSON Schema of summary.json (generated from the Rust types), as JSON text."""
+
+def probe_metrics() -> list[str]:
+    """Probe metric names the time series' `metric` column can hold."""

@@ -66,8 +66,8 @@ def wide(timeseries: pd.DataFrame, metric: str, entities: Patterns = None) -> pd
     """One column per entity of `metric`, indexed by `time_s`; KeyError names what exists."""
     rows = timeseries[timeseries["metric"] == metric]
     if rows.empty:
-        available = ", ".join(observed(timeseries["metric"])) or "none"
-        raise KeyError(f"no metric {metric!r} in this run (available: {available})")
+        metrics = ", ".join(observed(timeseries["metric"])) or "none"
+        raise KeyError(f"no metric {metric!r} in this run (available: {metrics})")
     available = observed(rows["entity"])
     chosen = select_entities(available, entities)
     if not chosen:
@@ -186,7 +186,7 @@ def relative_change_curve(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     overall = tail_means[0]
     if overall == 0:
         raise ValueError("the series has mean 0; its relative change is undefined")
-    return (tail_means - overall) / overall
+    return np.asarray((tail_means - overall) / overall, dtype=np.float64)
 
 
 def knee_chord(curve: npt.ArrayLike, max_index: int | None = None) -> int:
@@ -379,7 +379,8 @@ def _fairness_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _spec_entities(spec: Mapping[str, Any]) -> Patterns:
-    return spec.get("entities", spec.get("entity"))
+    entities: Patterns = spec.get("entities", spec.get("entity"))
+    return entities
 
 
 def _recovery_metrics(

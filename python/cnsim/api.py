@@ -8,6 +8,7 @@ behind a guard so the pure modules (analysis, plots, result) work where it is no
 from __future__ import annotations
 
 import difflib
+import json
 import operator
 import re
 import tomllib
@@ -15,12 +16,15 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import tomli_w
 
-from cnsim.result import Result
+if TYPE_CHECKING:
+    from cnsim.result import Result
 
+_native: ModuleType | None
 try:
     from cnsim import _native
 except ImportError as _exc:  # not built yet: pure modules must still import
@@ -54,8 +58,10 @@ def native() -> Any:
     """The native module, or an ImportError that says how to build it."""
     if _native is None:
         raise ImportError(
-            "cnsim's native module (cnsim._native) is not built; "
-            "run `maturin develop --release` in the repository"
+            f"cnsim's simulator core (cnsim._native) is missing ({_NATIVE_IMPORT_ERROR}); "
+            "install cnsim from a wheel (`pip install dist/cnsim-*.whl`, built by "
+            "`bash scripts/build-wheel`), or from a source checkout with `pip install .`, "
+            "which needs a Rust toolchain"
         ) from _NATIVE_IMPORT_ERROR
     return _native
 
@@ -97,7 +103,7 @@ def load_scenario(name_or_path: str | Path) -> str:
     files = _preset_files()
     text = str(name_or_path)
     if not isinstance(name_or_path, Path) and text in files:
-        return files[text].read_text()
+        return str(files[text].read_text())
     path = Path(name_or_path)
     if _is_file(path):
         return path.read_text()
@@ -260,11 +266,39 @@ def _override_value(path: Any, value: Any) -> str:
 # ---------------------------------------------------------------- running
 
 
+def base_dir(scenario: Scenario) -> str | None:
+    """The folder relative file paths in a scenario (flow traces, CDFs) are taken from: the
+    scenario file's folder, the presets' folder for a preset, else the working directory."""
+    if isinstance(scenario, Mapping) or (isinstance(scenario, str) and _is_toml_text(scenario)):
+        return None
+    if not isinstance(scenario, Path) and str(scenario) in _preset_files():
+        return str(_preset_dir())
+    path = Path(scenario)
+    return str(path.resolve().parent) if _is_file(path) else None
+
+
 def resolve(scenario: Scenario, *, seed: int | None = None, set: Overrides = None) -> str:
     """The fully resolved scenario TOML (defaults filled) without running it."""
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
-    return native().resolve(text, override_pairs(set), check_seed(seed))
+    resolved: str = native().resolve(
+        text, override_pairs(set), check_seed(seed), base_dir(scenario)
+    )
+    return resolved
+
+
+def trace(
+    scenario: Scenario, out: str | Path, *, seed: int | None = None, set: Overrides = None
+) -> int:
+    """Write the flows a scenario's workload starts as a trace CSV (`start_s,src,dst,
+    size_bytes,priority`); a `kind = "flow_trace"` entry reading it reproduces the run exactly.
+    Returns the number of flows."""
+    text = scenario_text(scenario)
+    _refuse_sweep(scenario, text)
+    pairs = override_pairs(set)
+    return int(
+        native().write_flow_trace(text, str(out), pairs, check_seed(seed), base_dir(scenario))
+    )
 
 
 def run(
@@ -281,18 +315,23 @@ def run(
     command line. `progress` is True for a progress bar on stderr, or a callable that gets the
     simulated fraction done (0..1).
     """
+    from cnsim.result import Result
+
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
     seed = check_seed(seed)
     with _progress_context(progress) as callback:
-        raw = native().run(text, overrides=pairs, seed=seed, progress=callback)
+        raw = native().run(
+            text, overrides=pairs, seed=seed, progress=callback, base_dir=base_dir(scenario)
+        )
     return Result.from_native(raw)
 
 
 def _refuse_sweep(scenario: Scenario, text: str) -> None:
     """A sweep file is not a scenario: say which command runs it, not "unknown field sweep"."""
-    from cnsim.sweeps.spec import SweepError, is_sweep_text
+    from cnsim.sweeps.errors import SweepError
+    from cnsim.sweeps.spec import is_sweep_text
 
     if not is_sweep_text(text):
         return
@@ -306,10 +345,26 @@ def _progress_context(progress: ProgressArg) -> Any:
     if callable(progress):
         return nullcontext(progress)
     if progress:
+        from cnsim import notebook
+
+        if notebook.in_jupyter():  # stderr is no terminal there: draw in the cell's output
+            return notebook.run_progress()
         from cnsim.report import progress_bar
 
         return progress_bar()
     return nullcontext(None)
+
+
+def scenario_schema() -> dict[str, Any]:
+    """JSON Schema of scenario files, generated from the Rust types (`cnsim schema`)."""
+    schema: dict[str, Any] = json.loads(native().scenario_schema())
+    return schema
+
+
+def summary_schema() -> dict[str, Any]:
+    """JSON Schema of summary.json, generated from the Rust types (`cnsim schema --summary`)."""
+    schema: dict[str, Any] = json.loads(native().summary_schema())
+    return schema
 
 
 def native_version() -> str | None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,29 +22,78 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from cnsim import api, report, sweeps
-from cnsim.result import Result
-from cnsim.sweeps import execute, terminal
+from cnsim import api
+
+if TYPE_CHECKING:
+    from cnsim import sweeps
+    from cnsim.result import Result
 
 USAGE_ERROR = 2
 
 app = typer.Typer(
     help="cnsim: packet-level simulator of data-center Ethernet congestion management.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_show_locals=False,  # locals hold megabytes of arrays
 )
 stdout = Console()
 stderr = Console(stderr=True)
 
-USER_ERRORS = (
-    api.ScenarioError,
-    api.OverrideSyntaxError,
-    sweeps.SweepError,
-    tomllib.TOMLDecodeError,
-    ImportError,
-    OSError,
-)
+
+def _flags_show_no_type() -> None:
+    """Recent typer prints `<bool>` beside every flag (--help, --quiet) in the help's type
+    column; a flag takes no value, so show nothing there."""
+    option = getattr(typer.core, "TyperOption", None)
+    original = getattr(option, "display_type_rich", None)
+    if option is None or original is None:
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else original(self, ctx)
+
+    option.display_type_rich = display_type_rich
+
+
+_flags_show_no_type()
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the versions of cnsim and its core, and exit.",
+        ),
+    ] = False,
+) -> None:
+    """cnsim: packet-level simulator of data-center Ethernet congestion management.
+
+    Run a seed experiment with `cnsim run seed004-qcn`; `cnsim presets` lists them.
+    """
+
+
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """The errors a user can fix (imported when needed: `cnsim --version` and shell
+    completion must not wait for pandas)."""
+    from cnsim.sweeps.errors import SweepError
+
+    return (
+        api.ScenarioError,
+        api.OverrideSyntaxError,
+        SweepError,
+        tomllib.TOMLDecodeError,
+        ImportError,
+        OSError,
+    )
 
 
 def error_text(exc: BaseException) -> str:
@@ -59,7 +108,9 @@ def user_errors() -> Iterator[None]:
     """Turn the errors a user can fix into `error: ...` on stderr and exit status 2."""
     try:
         yield
-    except USER_ERRORS as exc:
+    except Exception as exc:
+        if not isinstance(exc, user_error_types()):
+            raise
         # Text, not markup: messages hold brackets ("traffic[2].load") rich would eat.
         stderr.print(Text(f"error: {error_text(exc)}", style="bold red"), soft_wrap=True)
         raise typer.Exit(USAGE_ERROR) from None
@@ -82,7 +133,9 @@ def default_out_dir(result: Result) -> Path:
 
 @app.command()
 def run(
-    scenario: Annotated[str, typer.Argument(help="Preset name or scenario TOML file.")],
+    scenario: Annotated[
+        str, typer.Argument(metavar="SCENARIO", help="Preset name or scenario TOML file.")
+    ],
     out: Annotated[  # text, not Path: Path("") would silently mean the working directory
         str | None, typer.Option("--out", "-o", help="Output directory (default: runs/NAME).")
     ] = None,
@@ -100,6 +153,8 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
 ) -> None:
     """Run a scenario and write scenario.toml, summary.json, timeseries.parquet, plots/."""
+    from cnsim import report
+
     with user_errors(), warnings_as_lines():
         if out is not None:  # a directory cnsim must not write into fails before the run
             report.check_out_dir(out)
@@ -119,6 +174,25 @@ def run(
             stdout.print(window)
 
 
+@app.command()
+def trace(
+    scenario: Annotated[
+        str, typer.Argument(metavar="SCENARIO", help="Preset name or scenario TOML file.")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Trace file to write (CSV).")],
+    seed: Annotated[int | None, typer.Option(help="Seed (replaces the scenario's).")] = None,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option("--set", "-s", metavar="PATH=VALUE", help="Override a field (repeatable)."),
+    ] = None,
+) -> None:
+    """Write the flows a scenario's workload starts as a trace (start_s,src,dst,size_bytes,
+    priority); a kind = "flow_trace" entry reading it reproduces the run exactly."""
+    with user_errors():
+        n = api.trace(scenario, out, seed=seed, set=overrides)
+    stdout.print(f"{n:,} flows written to {out}")
+
+
 INTERRUPTED = "interrupted: finished runs are saved; the same command resumes the sweep"
 RUN_INTERRUPTED = "interrupted: nothing was written (an earlier run's directory is unchanged)"
 
@@ -133,7 +207,9 @@ class Keep(StrEnum):
 
 @app.command()
 def sweep(
-    spec: Annotated[str, typer.Argument(help="Sweep preset name or sweep TOML file.")],
+    spec: Annotated[
+        str, typer.Argument(metavar="SWEEP", help="Sweep preset name or sweep TOML file.")
+    ],
     out: Annotated[  # text: Path("") would silently mean the working directory
         str | None,
         typer.Option("--out", "-o", help="Study directory (default: runs/NAME); reruns resume."),
@@ -157,6 +233,9 @@ def sweep(
     Exits with status 1 when some runs failed (their errors are in runs.parquet); running the
     same command again retries them and skips every run that finished.
     """
+    from cnsim import sweeps
+    from cnsim.sweeps import execute, terminal
+
     with user_errors(), warnings_as_lines():
         if jobs is not None and dask:  # checked before connecting to the cluster
             raise sweeps.SweepError("--jobs and --dask exclude each other (the cluster decides)")
@@ -205,7 +284,9 @@ def presets() -> None:
 
 @app.command()
 def show(
-    name: Annotated[str, typer.Argument(help="Preset name or scenario TOML file.")],
+    name: Annotated[
+        str, typer.Argument(metavar="SCENARIO", help="Preset name or scenario TOML file.")
+    ],
     resolved: Annotated[
         bool, typer.Option("--resolved", help="Show it with every default filled in.")
     ] = False,
@@ -220,13 +301,35 @@ def show(
 
 
 @app.command()
-def version() -> None:
-    """Print the versions of the Python package and of the Rust core."""
+def schema(
+    summary: Annotated[
+        bool, typer.Option("--summary", help="The schema of summary.json instead.")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of scenario files (for editors and jsonschema), or of summary.json.
+
+    Scenarios are TOML; the schema applies to their parsed form. Semantic rules the schema
+    cannot express (names that must exist, xon < xoff...) are still checked by `cnsim run`.
+    """
+    import json
+
+    with user_errors():
+        document = api.summary_schema() if summary else api.scenario_schema()
+    typer.echo(json.dumps(document, indent=2))
+
+
+def version_text() -> str:
     from cnsim import __version__
 
     core = api.native_version() or "not built"
-    typer.echo(f"cnsim {__version__} (core {core})")
+    return f"cnsim {__version__} (core {core})"
+
+
+@app.command()
+def version() -> None:
+    """Print the versions of the Python package and of the Rust core."""
+    typer.echo(version_text())
 
 
 if __name__ == "__main__":
-    app()
+    app(prog_name="cnsim")

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.ticker import MaxNLocator
 
 from cnsim import analysis
 
@@ -27,6 +29,15 @@ if TYPE_CHECKING:
 DPI = 120
 FIGSIZE = (8.0, 4.5)
 LEGEND_INSIDE_MAX = 6
+# A line with more samples than this (about the axes width in pixels) is drawn as a min/max band
+# per time bin plus the bin mean:
+# 18,000 samples of an oscillating queue on ~900 pixels would otherwise be a solid block.
+ENVELOPE_MAX_POINTS = 1000
+ENVELOPE_BINS = 300
+# Levels that hold between changes (a limiter's rate, the CP's last Fb) are drawn as steps.
+STEP_METRICS = frozenset({"rp_rate_bps", "rp_target_bps", "cp_fb"})
+# The recovery gets a zoomed inset when it is shorter than this fraction of the time axis.
+RECOVERY_INSET_FRACTION = 0.05
 
 # Axis names in the seeds' words ("accepted throughput", "egress throughput", "occupancy").
 AXIS_NAMES = {
@@ -75,16 +86,20 @@ def time_unit(span_s: float) -> tuple[float, str]:
 
 
 def axis_label(metric: str, unit: str) -> str:
-    """Y axis label: the quantity in the seeds' words and its unit."""
+    """Y axis label: the quantity in the seeds' words and its unit, unless the words already
+    say it ("dropped frames (cumulative)" needs no "(frames)")."""
     name = AXIS_NAMES.get(metric, metric)
-    return f"{name} ({unit})" if unit else name
+    return f"{name} ({unit})" if unit and unit not in name else name
 
 
 # ---------------------------------------------------------------- plot kinds
 
 
-def plot_timeseries(result: Result, spec: Mapping[str, Any], path: Path) -> Path:
-    """Lines of one metric vs time: per entity, or their sum when `aggregate = "sum"`."""
+def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
+    """Lines of one metric vs time: per entity, or their sum when `aggregate = "sum"`.
+
+    Piecewise-constant levels are steps; dense series are min/max bands around the bin mean;
+    a short recovery on a long axis gets a zoomed inset."""
     metric = spec["metric"]
     patterns = spec.get("entities") or None
     table, omitted = _drop_all_zero(result.series(metric, patterns), explicit=bool(patterns))
@@ -93,17 +108,23 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any], path: Path) -> Path
         label = f"total of {table.shape[1]}" if table.shape[1] > 1 else str(table.columns[0])
         table = table.sum(axis=1, min_count=1).to_frame(label)
     xlim = spec.get("xlim_s")
+    if xlim:  # a close-up: bin and scale what is shown, keeping one sample either side
+        times = table.index.to_numpy(dtype=float)
+        first = max(int(np.searchsorted(times, xlim[0])) - 1, 0)
+        last = int(np.searchsorted(times, xlim[1], side="right")) + 1
+        table = table.iloc[first:last]
     times = table.index.to_numpy(dtype=float)
     span = (xlim[1] - xlim[0]) if xlim else float(np.ptp(times)) if times.size else 0.0
     t_scale, t_unit = time_unit(span)
     v_scale, v_unit = value_unit(metric, float(np.nanmax(np.abs(table.to_numpy()), initial=0)))
 
     fig, ax = _figure()
+    dense = times.size > ENVELOPE_MAX_POINTS
     for index, column in enumerate(table.columns):
         values = table[column].to_numpy() / v_scale
-        ax.plot(times * t_scale, values, lw=1.0, ls=_line_style(index), label=str(column))
+        _draw_line(ax, times * t_scale, values, metric, index, str(column), dense=dense)
     if summed:
-        _mark_recovery(ax, result, metric, t_scale)
+        _mark_recovery(ax, result, metric, t_scale, table.iloc[:, 0] / v_scale)
     ax.set_xlabel(f"time ({t_unit})")
     ax.set_ylabel(axis_label(metric, v_unit))
     default_title = AXIS_NAMES.get(metric, metric)
@@ -112,27 +133,88 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any], path: Path) -> Path
         ax.set_xlim(xlim[0] * t_scale, xlim[1] * t_scale)
     if np.nanmin(table.to_numpy(), initial=0) >= 0:
         ax.set_ylim(bottom=0)
-    _legend(ax, table.shape[1], f"{omitted} all-zero not shown" if omitted else None)
-    return _save(fig, result, path)
+    if metric.endswith(("_frames", "_messages")):  # counts: whole ticks, and 0..1 for "none"
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if np.nanmax(table.to_numpy(), initial=0) == 0:
+            ax.set_ylim(0, 1)
+    notes = [f"{omitted} all-zero not shown"] if omitted else []
+    if dense:
+        notes.append("band: min-max per bin, line: mean")
+    _legend(ax, table.shape[1], "; ".join(notes) or None)
+    return fig
 
 
-def _mark_recovery(ax: Axes, result: Result, metric: str, t_scale: float) -> None:
-    """Shade the recovery interval on the aggregate it was measured on (seed 004's figure)."""
+def _draw_line(
+    ax: Axes,
+    times: np.ndarray,
+    values: np.ndarray,
+    metric: str,
+    index: int,
+    label: str,
+    *,
+    dense: bool,
+) -> None:
+    style: dict[str, Any] = {"lw": 1.0, "ls": _line_style(index), "label": label}
+    if dense:
+        t, low, high, mean = envelope(times, values, ENVELOPE_BINS)
+        (line,) = ax.plot(t, mean, **style)
+        ax.fill_between(t, low, high, color=line.get_color(), alpha=0.25, lw=0, step="mid")
+    elif metric in STEP_METRICS:
+        ax.step(times, values, where="post", **style)
+    else:
+        ax.plot(times, values, **style)
+
+
+def envelope(
+    times: np.ndarray, values: np.ndarray, bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per time bin of equal sample count: the bin's centre time, min, max and mean (NaN-aware),
+    so decimation keeps every peak and trough."""
+    edges = np.linspace(0, times.size, bins + 1).astype(int)
+    edges = np.unique(edges)
+    starts, stops = edges[:-1], edges[1:]
+    centre = np.array([times[a:b].mean() for a, b in zip(starts, stops, strict=True)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN bin (limiter released)
+        low = np.array([np.nanmin(values[a:b]) for a, b in zip(starts, stops, strict=True)])
+        high = np.array([np.nanmax(values[a:b]) for a, b in zip(starts, stops, strict=True)])
+        mean = np.array([np.nanmean(values[a:b]) for a, b in zip(starts, stops, strict=True)])
+    return centre, low, high, mean
+
+
+def _mark_recovery(
+    ax: Axes, result: Result, metric: str, t_scale: float, aggregate: pd.Series
+) -> None:
+    """Shade the recovery interval on the aggregate it was measured on (seed 004's figure);
+    when it is a sliver of the axis, repeat it in a zoomed inset."""
     spec = result.scenario.get("report", {}).get("recovery")
     recovered_at = result.metrics.get("recovered_at_s")
     if not spec or recovered_at is None or spec.get("metric", "host_tx_bps") != metric:
         return
     elapsed = result.metrics["recovery_time_s"]
-    ax.axvspan(
-        spec["after_s"] * t_scale,
-        recovered_at * t_scale,
-        color="tab:green",
-        alpha=0.2,
-        label=f"recovery {elapsed * 1e3:.4g} ms",  # the seeds quote it in ms at any span
-    )
+    after = spec["after_s"]
+    shade: dict[str, Any] = {"color": "tab:green", "alpha": 0.2}
+    label = f"recovery {elapsed * 1e3:.4g} ms"  # the seeds quote it in ms at any span
+    ax.axvspan(after * t_scale, recovered_at * t_scale, label=label, **shade)
+    times = aggregate.index.to_numpy(dtype=float)
+    span = float(np.ptp(times)) if times.size else 0.0
+    if span == 0 or (recovered_at - after) > RECOVERY_INSET_FRACTION * span:
+        return
+    pad = max(recovered_at - after, 4 * float(np.median(np.diff(times))))
+    lo, hi = after - pad, recovered_at + 2 * pad
+    inset = ax.inset_axes((0.6, 0.1, 0.37, 0.4))
+    window = (times >= lo) & (times <= hi)
+    inset.plot(times[window] * t_scale, aggregate.to_numpy()[window], lw=1.0, color="tab:blue")
+    inset.axvspan(after * t_scale, recovered_at * t_scale, **shade)
+    inset.set_xlim(lo * t_scale, hi * t_scale)
+    inset.set_title("recovery, zoomed", fontsize="x-small")
+    inset.tick_params(labelsize="x-small")
+    inset.xaxis.set_major_locator(MaxNLocator(4))
+    inset.grid(alpha=0.3)
+    ax.indicate_inset_zoom(inset, edgecolor="0.5")
 
 
-def plot_bar(result: Result, spec: Mapping[str, Any], path: Path) -> Path:
+def plot_bar(result: Result, spec: Mapping[str, Any]) -> Figure:
     """Bars per entity: a per-source/per-port summary field, or a time series' window mean."""
     metric = spec.get("metric") or "throughput_bps"
     values, per, where = bar_values(result, metric)
@@ -154,7 +236,7 @@ def plot_bar(result: Result, spec: Mapping[str, Any], path: Path) -> Path:
     ax.margins(y=0.12)
     if len(chosen) > 8:
         ax.tick_params(axis="x", labelrotation=45)
-    return _save(fig, result, path)
+    return fig
 
 
 def bar_values(result: Result, metric: str) -> tuple[dict[str, Any], str, str]:
@@ -189,21 +271,22 @@ def window_text(window_s: Any) -> str:
     return f"window {window_s[0] * scale:g}-{window_s[1] * scale:g} {unit}"
 
 
-def plot_drops(result: Result, path: Path) -> Path | None:
-    """Where frames were dropped (by place) and, if probed, cumulative drops per node."""
+def plot_drops(result: Result, *, over_time: bool = True) -> Figure | None:
+    """Where frames were dropped (by place) and, if probed and `over_time`, cumulative drops
+    per node (left out when another figure of the scenario already shows them)."""
     dropped = dict(result.summary.get("frames", {}).get("dropped", {}))
     total = dropped.pop("total", sum(dropped.values()))
     if not total:
         return None
-    over_time = _nonzero_drops_over_time(result)
-    fig = Figure(figsize=(FIGSIZE[0] * (1.6 if over_time is not None else 1), FIGSIZE[1]))
+    series = _nonzero_drops_over_time(result) if over_time else None
+    fig = Figure(figsize=(FIGSIZE[0] * (1.6 if series is not None else 1), FIGSIZE[1]))
     fig.set_layout_engine("constrained")
-    axes = fig.subplots(1, 2 if over_time is not None else 1, squeeze=False)[0]
+    axes = fig.subplots(1, 2 if series is not None else 1, squeeze=False)[0]
     _drops_by_place(axes[0], dropped, total)
-    if over_time is not None:
-        _drops_over_time(axes[1], over_time)
+    if series is not None:
+        _drops_over_time(axes[1], series)
     fig.suptitle("Dropped frames")
-    return _save(fig, result, path)
+    return fig
 
 
 def _drops_by_place(ax: Axes, dropped: Mapping[str, int], total: int) -> None:
@@ -236,7 +319,7 @@ def _drops_over_time(ax: Axes, table: pd.DataFrame) -> None:
     _legend(ax, table.shape[1], None)
 
 
-PLOT_KINDS: dict[str, Callable[[Result, Mapping[str, Any], Path], Path]] = {
+PLOT_KINDS: dict[str, Callable[[Result, Mapping[str, Any]], Figure]] = {
     "timeseries": plot_timeseries,
     "bar": plot_bar,
 }
@@ -261,6 +344,61 @@ def default_specs(result: Result) -> list[dict[str, Any]]:
     return specs
 
 
+DROPS = "drops"
+
+
+def plot_specs(result: Result) -> list[dict[str, Any]]:
+    """The figures of a run, named: the scenario's [[report.plots]] (or the default set)."""
+    specs = result.scenario.get("report", {}).get("plots") or default_specs(result)
+    return [
+        {**spec, "name": spec.get("name") or f"{spec.get('metric', 'plot')}_{index}"}
+        for index, spec in enumerate(specs)
+    ]
+
+
+def figure_names(result: Result) -> list[str]:
+    """Names `figure()` accepts: the plot specs', then `drops` when frames were dropped."""
+    names = [spec["name"] for spec in plot_specs(result)]
+    dropped = result.summary.get("frames", {}).get("dropped", {}).get("total", 0)
+    if DROPS not in names and dropped:
+        names.append(DROPS)
+    return names + [n for n in _flow_figure_names(result) if n not in names]
+
+
+def _flow_figure_names(result: Result) -> list[str]:
+    from cnsim.flowplots import flow_figure_names  # flowplots draws with this module's helpers
+
+    return flow_figure_names(result)
+
+
+def figure(result: Result, name: str) -> Figure:
+    """One figure of the run as a matplotlib Figure (stamped with scenario and seed).
+
+    KeyError when the run has no figure of that name or cannot draw it (metric absent)."""
+    specs = {spec["name"]: spec for spec in plot_specs(result)}
+    if name in specs:
+        spec = specs[name]
+        kind = spec.get("kind", "timeseries")
+        if kind not in PLOT_KINDS:
+            raise KeyError(f"unknown plot kind {kind!r} (known: {', '.join(PLOT_KINDS)})")
+        fig = PLOT_KINDS[kind](result, spec)
+    elif name == DROPS:
+        shown = any(spec.get("metric") == "dropped_frames" for spec in specs.values())
+        drops = plot_drops(result, over_time=not shown)
+        if drops is None:
+            raise KeyError("no frame was dropped, so there is no drops figure")
+        fig = drops
+    elif name in _flow_figure_names(result):
+        from cnsim.flowplots import flow_figure
+
+        fig = flow_figure(result, name)
+    else:
+        known = ", ".join(figure_names(result)) or "none"
+        raise KeyError(f"no figure {name!r} in this run (figures: {known})")
+    _stamp(fig, result)
+    return fig
+
+
 def make_plots(result: Result, out_dir: str | Path) -> list[Path]:
     """Draw the scenario's [[report.plots]] (or the default set) plus a drops plot if any.
 
@@ -269,22 +407,16 @@ def make_plots(result: Result, out_dir: str | Path) -> list[Path]:
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    specs = result.scenario.get("report", {}).get("plots") or default_specs(result)
     written: list[Path] = []
-    for index, spec in enumerate(specs):
-        name = spec.get("name") or f"{spec.get('metric', 'plot')}_{index}"
+    for name in figure_names(result):
         path = out_dir / f"{file_stem(name)}.png"
-        kind = spec.get("kind", "timeseries")
         try:
-            if kind not in PLOT_KINDS:
-                raise KeyError(f"unknown plot kind {kind!r} (known: {', '.join(PLOT_KINDS)})")
-            written.append(PLOT_KINDS[kind](result, spec, path))
+            fig = figure(result, name)
         except KeyError as exc:
             warnings.warn(f"plot {name!r} skipped: {exc.args[0]}", stacklevel=2)
-    if not any(spec.get("name") == "drops" for spec in specs):
-        drops = plot_drops(result, out_dir / "drops.png")
-        if drops is not None:
-            written.append(drops)
+            continue
+        fig.savefig(path, dpi=DPI)
+        written.append(path)
     return written
 
 
@@ -342,11 +474,10 @@ def _legend(ax: Axes, n_lines: int, title: str | None) -> None:
     )
 
 
-def _save(fig: Figure, result: Result, path: Path) -> Path:
-    """Stamp provenance (scenario, seed) in a reserved strip at the bottom and write the PNG."""
+def _stamp(fig: Figure, result: Result) -> None:
+    """Stamp provenance (scenario, seed) in a reserved strip at the bottom."""
     stamp = f"{result.name}, seed {result.summary.get('seed')}"
-    fig.get_layout_engine().set(rect=(0.0, 0.03, 1.0, 0.97))
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
+        engine.set(rect=(0.0, 0.03, 1.0, 0.97))
     fig.text(0.995, 0.005, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    return path

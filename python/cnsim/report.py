@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
 TIMESERIES_FILE = "timeseries.parquet"
+FLOWS_FILE = "flows.parquet"
 PLOTS_DIR = "plots"
 WINDOW_TABLE_FILE = "window_per_source.csv"
 
@@ -35,7 +36,9 @@ WINDOW_TABLE_FILE = "window_per_source.csv"
 # ---------------------------------------------------------------- files
 
 
-RUN_FILES = frozenset({SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE, PLOTS_DIR, WINDOW_TABLE_FILE})
+RUN_FILES = frozenset(
+    {SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE, FLOWS_FILE, PLOTS_DIR, WINDOW_TABLE_FILE}
+)
 TEMP_SUFFIX = ".tmp"
 OLD_SUFFIX = ".old"
 
@@ -99,6 +102,8 @@ def _write_contents(result: Result, folder: Path, *, plots: bool) -> None:
     """All files of the run into `folder`, synced, summary.json last (it marks completion)."""
     _write(folder / SCENARIO_FILE, lambda h: h.write(result.scenario_toml.encode()))
     _write(folder / TIMESERIES_FILE, lambda h: result.timeseries.to_parquet(h, index=False))
+    if len(result.flows):
+        _write(folder / FLOWS_FILE, lambda h: result.flows.to_parquet(h, index=False))
     table = window_per_source(result.summary)
     if table is not None:
         _write(folder / WINDOW_TABLE_FILE, lambda h: h.write(table.to_csv(index=False).encode()))
@@ -223,7 +228,7 @@ def window_table(summary: Mapping[str, Any]) -> Table | None:
         table.add_column(column, justify="left" if column == "source" else "right")
     for row in frame.itertuples(index=False):
         table.add_row(
-            row.source,
+            str(row.source),
             f"{row.throughput_gbps:.2f}",
             _count(row.frames_generated),
             _count(row.frames_transmitted),
@@ -281,7 +286,8 @@ def summary_table(result: Result, out_dir: Path | None = None) -> Table:
     table = Table(title=f"cnsim: {result.name} (seed {s.get('seed')})", show_header=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    rows = _cost_rows(s) + _frame_rows(s) + _control_rows(s) + _metric_rows(s.get("metrics", {}))
+    rows = _cost_rows(s) + _frame_rows(s) + _control_rows(s) + _flow_rows(s)
+    rows += _metric_rows(s.get("metrics", {}))
     if out_dir is not None:
         rows.append(("outputs", _outputs_text(out_dir)))
     for label, value in rows:
@@ -333,6 +339,37 @@ def _control_rows(s: Mapping[str, Any]) -> list[Row]:
     return [("control frames", kinds)]
 
 
+def _flow_rows(s: Mapping[str, Any]) -> list[Row]:
+    """Flows started/completed and FCT, with the realised size and load beside the asked."""
+    f = s.get("flows")
+    if not f:
+        return []
+    rows: list[Row] = [
+        ("flows", f"{_count(f.get('completed'))} of {_count(f.get('started'))} completed"),
+        (
+            "flow completion",
+            f"mean {_seconds(f.get('fct_mean_s'))}, p50 {_seconds(f.get('fct_p50_s'))}, "
+            f"p99 {_seconds(f.get('fct_p99_s'))}; slowdown {_num(f.get('slowdown_mean'))}",
+        ),
+    ]
+    asked = f.get("requested_size_mean_bytes")
+    if asked is not None:
+        rows.append(
+            (
+                "flow workload",
+                f"mean size {_num(f.get('size_mean_bytes'))} B (asked {_num(asked)}), "
+                f"load {_num(f.get('load'))} (asked {_num(f.get('requested_load'))})",
+            )
+        )
+    return rows
+
+
+def _seconds(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value * 1e6:.1f} us" if value < 1e-3 else f"{value * 1e3:.3f} ms"
+
+
 def _metric_rows(metrics: Mapping[str, Any]) -> list[Row]:
     rows: list[Row] = []
     for name, value in metrics.items():
@@ -344,6 +381,8 @@ def _metric_rows(metrics: Mapping[str, Any]) -> list[Row]:
 
 def _outputs_text(out_dir: Path) -> str:
     names = [SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE]
+    if (out_dir / FLOWS_FILE).exists():
+        names.append(FLOWS_FILE)
     n_plots = len(list((out_dir / PLOTS_DIR).glob("*.png")))
     if n_plots:
         names.append(f"{PLOTS_DIR}/ ({n_plots} PNG)")

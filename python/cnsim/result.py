@@ -12,14 +12,32 @@ import tomllib
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from cnsim import analysis
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 TIMESERIES_COLUMNS = ("time_s", "metric", "entity", "value")
+FLOW_COLUMNS = (
+    "flow_id",
+    "src",
+    "dst",
+    "size_bytes",
+    "priority",
+    "start_s",
+    "end_s",
+    "fct_s",
+    "ideal_fct_s",
+    "slowdown",
+    "completed",
+    "frames_dropped",
+    "delivered_bytes",
+)
 
 
 class Result:
@@ -36,11 +54,14 @@ class Result:
         scenario_toml: str,
         timeseries: pd.DataFrame,
         *,
+        flows: pd.DataFrame | None = None,
         add_metrics: bool = True,
     ) -> None:
         self.summary: dict[str, Any] = dict(summary)
         self.scenario_toml = scenario_toml
         self.timeseries = timeseries
+        #: One row per started flow (FLOW_COLUMNS); empty when the run had no flow workload.
+        self.flows = flows if flows is not None else flows_frame(None, [])
         self.summary.setdefault("metrics", {})
         if add_metrics:
             computed = analysis.compute_metrics(self)
@@ -52,7 +73,10 @@ class Result:
     def from_native(cls, raw: Mapping[str, Any]) -> Result:
         """Build from the dict `cnsim._native.run` returns."""
         summary = json.loads(raw["summary_json"])
-        return cls(summary, raw["resolved_toml"], timeseries_frame(raw["timeseries"]))
+        resolved = raw["resolved_toml"]
+        hosts = [h["name"] for h in tomllib.loads(resolved).get("hosts", [])]
+        flows = flows_frame(raw.get("flows"), hosts)
+        return cls(summary, resolved, timeseries_frame(raw["timeseries"]), flows=flows)
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
@@ -61,7 +85,9 @@ class Result:
         summary = json.loads((run_dir / "summary.json").read_text())
         scenario_toml = (run_dir / "scenario.toml").read_text()
         timeseries = pd.read_parquet(run_dir / "timeseries.parquet")
-        return cls(summary, scenario_toml, timeseries, add_metrics=False)
+        flows_file = run_dir / "flows.parquet"
+        flows = pd.read_parquet(flows_file) if flows_file.exists() else None
+        return cls(summary, scenario_toml, timeseries, flows=flows, add_metrics=False)
 
     @cached_property
     def scenario(self) -> dict[str, Any]:
@@ -76,7 +102,8 @@ class Result:
     @property
     def metrics(self) -> dict[str, Any]:
         """Scalar results: fairness index, recovery time, transient duration, peaks..."""
-        return self.summary["metrics"]
+        metrics: dict[str, Any] = self.summary["metrics"]
+        return metrics
 
     @property
     def metric_names(self) -> list[str]:
@@ -86,6 +113,52 @@ class Result:
     def series(self, metric: str, entities: analysis.Patterns = None) -> pd.DataFrame:
         """Wide table of one metric: index time_s, one column per entity (glob patterns ok)."""
         return analysis.wide(self.timeseries, metric, entities)
+
+    @property
+    def per_source(self) -> pd.DataFrame:
+        """One row per host over the whole run (summary `per_source`), index `host`."""
+        return _table(self.summary.get("per_source"), "host")
+
+    @property
+    def per_port(self) -> pd.DataFrame:
+        """One row per switch output port over the whole run (summary `per_port`), index
+        `port`."""
+        return _table(self.summary.get("per_port"), "port")
+
+    @property
+    def per_switch(self) -> pd.DataFrame:
+        """One row per switch (summary `per_switch`), index `switch`."""
+        return _table(self.summary.get("per_switch"), "switch")
+
+    @property
+    def window_per_source(self) -> pd.DataFrame:
+        """Per host over `[report].window_s` (summary `window.per_source`); empty without a
+        window."""
+        window = self.summary.get("window") or {}
+        return _table(window.get("per_source"), "host")
+
+    @property
+    def figure_names(self) -> list[str]:
+        """The figures this run has (`figure(name)`, the PNGs `save` writes)."""
+        from cnsim import plots
+
+        return plots.figure_names(self)
+
+    def figure(self, name: str) -> Figure:
+        """One of the run's figures as a matplotlib Figure (no file written); in a notebook
+        it displays itself. KeyError names the figures there are."""
+        from cnsim import notebook, plots
+
+        if notebook.in_jupyter():
+            notebook.show_figures_inline()
+        return plots.figure(self, name)
+
+    def _repr_html_(self) -> str:
+        """The notebook view: headline numbers, the per-source and per-port tables and the
+        figures inline."""
+        from cnsim import notebook
+
+        return notebook.result_html(self)
 
     def save(self, out_dir: str | Path, plots: bool = True) -> Path:
         """Write the output contract (architecture.md, Outputs) to `out_dir` and return it."""
@@ -99,6 +172,15 @@ class Result:
             f"<cnsim.Result {self.name!r} seed={self.summary.get('seed')} sim_time_s={sim} "
             f"rows={len(self.timeseries)} metrics={self.metric_names}>"
         )
+
+
+def _table(rows: Any, index_name: str) -> pd.DataFrame:
+    """A summary map {name: {field: value}} as a DataFrame, one row per name."""
+    if not isinstance(rows, Mapping) or not rows:
+        return pd.DataFrame(index=pd.Index([], name=index_name, dtype=object))
+    frame = pd.DataFrame.from_dict(dict(rows), orient="index")
+    frame.index.name = index_name
+    return frame
 
 
 def timeseries_frame(native: Mapping[str, Any]) -> pd.DataFrame:
@@ -122,4 +204,18 @@ def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
     codes = codes.astype(np.int64, copy=False)
     if codes.size and (codes.min() < 0 or codes.max() >= len(names)):
         raise RuntimeError(f"native code out of range 0..{len(names) - 1}")
-    return pd.Categorical.from_codes(codes, categories=list(names))
+    return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object))
+
+
+def flows_frame(native: Mapping[str, Any] | None, hosts: list[str]) -> pd.DataFrame:
+    """One row per flow from the native columns; src/dst become host names, and slowdown =
+    FCT / the FCT alone on an idle network (NaN for a flow that did not complete)."""
+    if native is None:
+        empty = {c: pd.Series(dtype="float64") for c in FLOW_COLUMNS}
+        return pd.DataFrame(empty)
+    frame = pd.DataFrame({c: np.asarray(native[c]) for c in FLOW_COLUMNS if c in native})
+    names = pd.Categorical.from_codes
+    frame["src"] = names(frame["src"].astype(np.int64), categories=hosts)
+    frame["dst"] = names(frame["dst"].astype(np.int64), categories=hosts)
+    frame["slowdown"] = frame["fct_s"] / frame["ideal_fct_s"]
+    return frame[list(FLOW_COLUMNS)]

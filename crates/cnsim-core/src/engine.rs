@@ -25,6 +25,8 @@ pub enum EventKind {
     XoffRefresh { node: NodeIdx, port: PortIdx },
     /// A traffic source's next frame (or its start/stop for saturating sources).
     SourceArrival(u32),
+    /// Flow `n` of the workload starts (flows start in id order, one event at a time).
+    FlowStart(u32),
     /// A host whose queued frames were all held by rate limiters may send again.
     HostWake { node: NodeIdx, generation: u32 },
     /// A host's receive server finished a frame.

@@ -7,6 +7,7 @@ pub mod cc;
 pub mod engine;
 pub mod error;
 pub mod flow_control;
+pub mod flows;
 pub mod net;
 pub mod report;
 pub mod rng;
@@ -32,11 +33,23 @@ pub fn run_toml(
     Ok(Simulation::new(scenario)?.run(progress))
 }
 
-/// Parses and validates a scenario with overrides and an optional seed.
+/// Parses and validates a scenario with overrides and an optional seed; relative file paths
+/// in it (flow traces, size CDFs) are taken from the current directory.
 pub fn resolve(
     text: &str,
     overrides: &[(String, String)],
     seed: Option<u64>,
+) -> Result<Scenario, ConfigError> {
+    resolve_in(text, overrides, seed, None)
+}
+
+/// As [`resolve`], with relative file paths taken from `base_dir` (the scenario file's
+/// folder). The resolved scenario holds absolute paths, so it runs again from anywhere.
+pub fn resolve_in(
+    text: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    base_dir: Option<&std::path::Path>,
 ) -> Result<Scenario, ConfigError> {
     let mut all = overrides.to_vec();
     if let Some(s) = seed {
@@ -49,9 +62,23 @@ pub fn resolve(
         }
         all.push(("seed".into(), s.to_string()));
     }
-    let scenario = Scenario::from_toml(text, &all)?;
+    let mut scenario = Scenario::from_toml(text, &all)?;
+    scenario.make_paths_absolute(base_dir);
     // Routes and destinations are checked by building the network, so a scenario that
     // resolves also runs (a sweep validates every point before running any).
     sim::check_buildable(&scenario)?;
     Ok(scenario)
+}
+
+/// The flows a scenario's workload starts, as the trace CSV `cnsim trace` writes: running the
+/// scenario with this file as a `flow_trace` reproduces the run exactly.
+pub fn write_flow_trace(
+    scenario: &Scenario,
+    out: impl std::io::Write,
+) -> Result<usize, ConfigError> {
+    let (rows, names) = sim::workload_rows(scenario)?;
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    traffic::trace::write_csv(out, &rows, &names)
+        .map_err(|e| ConfigError::field("trace", format!("cannot write the trace: {e}")))?;
+    Ok(rows.len())
 }

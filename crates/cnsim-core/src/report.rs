@@ -1,12 +1,22 @@
-//! The run's results: the summary (scalars, counters, per-source and per-port facts) as JSON,
-//! and the probe time series as flat columns.
+//! The run's results: the summary (run facts, counters, metrics, per-source, per-port and
+//! per-switch facts) as typed structs, and the probe time series as flat columns.
+//!
+//! [`Summary`] is the one definition of `summary.json`: its field order is the file's reading
+//! order (scenario, seed, run facts, frames, metrics, then details) and [`Summary::json_schema`]
+//! is the schema `cnsim schema --summary` prints and docs/outputs.md is checked against.
 
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cc::qcn::{FastRecoveryCmp, TrUpdate};
 use crate::cc::Scheme;
+use crate::flows::{FlowRecords, FlowSummary};
 use crate::net::Node;
 use crate::sim::Simulation;
-use crate::stats::{jain_fairness, HostCounters, TimeSeries, CONTROL_KINDS, DROP_PLACES};
+use crate::stats::{jain_fairness, ControlKind, DropPlace, HostCounters, TimeSeries};
 
 /// Per-host counter differences over the report window.
 #[derive(Clone, Debug)]
@@ -19,19 +29,241 @@ pub struct WindowCounters {
 }
 
 pub struct Report {
+    /// The typed [`Summary`] as JSON (key order kept), what `summary.json` holds.
     pub summary: Value,
     pub timeseries: TimeSeries,
+    /// One row per started flow (flow workloads).
+    pub flows: FlowRecords,
     pub resolved_toml: String,
     /// generated == delivered + dropped + in flight.
     pub conserved: bool,
 }
 
+/// `summary.json`: one run's facts and scalar results.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "cnsim summary.json")]
+pub struct Summary {
+    /// The scenario's `name`.
+    pub scenario: String,
+    /// The seed the run used (the scenario's, or the one given on the command line).
+    pub seed: u64,
+    pub cnsim_version: String,
+    /// Simulated time covered (the duration, or less when the run was stopped).
+    pub sim_time_s: f64,
+    /// False when the run was stopped before `duration_s` (progress callback, Ctrl-C).
+    pub completed: bool,
+    pub wall_time_s: f64,
+    pub wall_s_per_sim_s: f64,
+    /// Discrete events processed.
+    pub events: u64,
+    pub events_per_s: f64,
+    /// Data frames moved over one link (a frame crossing three links counts three).
+    pub frame_hops: u64,
+    pub frame_hops_per_s: f64,
+    pub frames: FrameCounts,
+    /// Scalar results by name (`recovery_time_s`, `fairness_index`, `peak_queue_bytes`...),
+    /// filled by the Python analysis from the `[report]` table; null when not computable.
+    pub metrics: BTreeMap<String, Option<MetricValue>>,
+    /// One-way latency of delivered data frames, source to sink.
+    pub latency_s: Latency,
+    pub control_frames: ControlFrames,
+    /// Which scheme variant ran.
+    pub variant: Variant,
+    /// Per host, over the whole run.
+    pub per_source: BTreeMap<String, SourceStats>,
+    /// Per switch output port (`switch->peer`), over the whole run.
+    pub per_port: BTreeMap<String, PortStats>,
+    /// Per switch, over the whole run.
+    pub per_switch: BTreeMap<String, SwitchStats>,
+    /// Exact counters over `[report].window_s`; null without a window.
+    pub window: Option<WindowSummary>,
+    /// Flows started and completed, flow completion times, and the workload's realised mean
+    /// size and load beside the asked ones; null without a flow workload.
+    pub flows: Option<FlowSummary>,
+}
+
+/// A metric's value: a number, or a name (`peak_queue_port`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum MetricValue {
+    Number(f64),
+    Text(String),
+}
+
+/// Data frames: generated == delivered + dropped.total + in_flight.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrameCounts {
+    pub generated: u64,
+    pub delivered: u64,
+    pub dropped: Drops,
+    /// Still queued or on a link when the run ended.
+    pub in_flight: u64,
+    /// The conservation check held.
+    pub conserved: bool,
+}
+
+/// Dropped data frames by place (docs/outputs.md).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Drops {
+    /// Source NIC buffer full.
+    pub nic: u64,
+    /// Rate-limiter queue full.
+    pub rp: u64,
+    /// Switch input partition full.
+    pub ingress: u64,
+    /// Switch shared memory full.
+    pub shared: u64,
+    /// Switch output queue limit.
+    pub egress: u64,
+    /// Receiver buffer full.
+    pub rx: u64,
+    pub total: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// Control frames sent, by kind, and their load.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ControlFrames {
+    pub pause_xoff: u64,
+    pub pause_xon: u64,
+    pub qcn_cnm: u64,
+    pub bcn_negative: u64,
+    pub bcn_positive: u64,
+    pub bcn_max: u64,
+    pub bcn_00: u64,
+    /// Path probes, forward and returned (scheme `path_probe`).
+    pub path_probe: u64,
+    /// Scheme messages riding the data queue (probes) that a full buffer turned away.
+    pub dropped: u64,
+    /// Bytes of all control frames.
+    pub bytes: u64,
+    /// `bytes` * 8 / sim_time_s.
+    pub bandwidth_bps: f64,
+}
+
+/// The scheme that ran and the choices that make it a variant (protocols.md).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "scheme", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Variant {
+    None,
+    Qcn {
+        tr_update: TrUpdate,
+        fast_recovery_cmp: FastRecoveryCmp,
+    },
+    Bcn {
+        /// `bcn`, `bcn+max`, `ecm+max+00`...
+        name: String,
+    },
+    PathProbe {
+        interval_bytes: u64,
+    },
+}
+
+/// One host's counters; rates are over the span counted (the run or the window).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceStats {
+    pub generated_frames: u64,
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub throughput_bps: f64,
+    pub offered_bps: f64,
+    /// Dropped at this source (NIC buffer or rate-limiter queue).
+    pub dropped_frames: u64,
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    pub rx_throughput_bps: f64,
+}
+
+/// One switch output port.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PortStats {
+    pub peak_queue_bytes: u64,
+    /// Time-weighted mean of the data queue.
+    pub mean_queue_bytes: f64,
+    pub tx_frames: u64,
+    /// Data sent, in bits per second of simulated time.
+    pub throughput_bps: f64,
+    /// `throughput_bps` / line rate.
+    pub utilisation: f64,
+    pub dropped_frames: u64,
+    /// Fraction of the run the port was held by a PAUSE from its peer.
+    pub paused_frac: f64,
+    /// A QCN/BCN congestion point watches this queue.
+    pub congestion_point: bool,
+    /// Congestion messages (CNM/BCN) the congestion point sent.
+    pub cp_messages: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchStats {
+    /// Largest total of buffered data.
+    pub peak_memory_bytes: u64,
+    /// Data frames the switch dropped (ingress, shared and egress places).
+    pub dropped_frames: u64,
+}
+
+/// Exact counters over `[report].window_s` (seed 002's table).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WindowSummary {
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Jain's index over the sending hosts' throughput in the window; null with none.
+    pub fairness_index: Option<f64>,
+    pub frames_generated: u64,
+    pub frames_transmitted: u64,
+    pub frames_received: u64,
+    pub frames_dropped_at_sources: u64,
+    pub per_source: BTreeMap<String, SourceStats>,
+    pub per_port: BTreeMap<String, WindowPortStats>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WindowPortStats {
+    pub peak_queue_bytes: u64,
+}
+
+impl Summary {
+    /// The JSON Schema of `summary.json` (draft 2020-12).
+    pub fn json_schema() -> Value {
+        schemars::schema_for!(Summary).to_value()
+    }
+}
+
 impl Report {
     pub fn new(sim: &Simulation, wall_time_s: f64, window: Option<WindowCounters>) -> Report {
+        let flows = sim.flows.records(&sim.nodes);
+        let mut summary = Summary::new(sim, wall_time_s, window);
+        summary.flows = FlowSummary::new(&flows, &sim.workload);
+        Report {
+            conserved: summary.frames.conserved,
+            summary: serde_json::to_value(&summary).expect("a summary serialises"),
+            timeseries: sim.recorder.series.clone(),
+            flows,
+            resolved_toml: sim.scenario.to_toml(),
+        }
+    }
+}
+
+impl Summary {
+    pub fn new(sim: &Simulation, wall_time_s: f64, window: Option<WindowCounters>) -> Summary {
         let c = &sim.counters;
         let in_flight = sim.data_frames_in_flight();
         let dropped_total = c.dropped_total();
-        let conserved = c.generated == c.delivered + dropped_total + in_flight;
         let sim_time_s = sim.simulated_until().as_secs_f64();
         let events = sim.q.processed();
         let host_names: Vec<&str> = sim
@@ -40,82 +272,95 @@ impl Report {
             .filter(|n| matches!(n, Node::Host(_)))
             .map(Node::name)
             .collect();
-        let mut dropped = Map::new();
-        for (place, name) in DROP_PLACES {
-            dropped.insert(name.into(), json!(c.dropped[place as usize]));
-        }
-        dropped.insert("total".into(), json!(dropped_total));
-        let mut control = Map::new();
-        for (kind, name) in CONTROL_KINDS {
-            control.insert(name.into(), json!(c.control_sent[kind as usize]));
-        }
-        control.insert("bytes".into(), json!(c.control_bytes));
-        control.insert(
-            "bandwidth_bps".into(),
-            json!(c.control_bytes as f64 * 8.0 / sim_time_s),
-        );
-        let summary = json!({
-            "scenario": sim.scenario.name,
-            "seed": sim.scenario.seed,
-            "cnsim_version": env!("CARGO_PKG_VERSION"),
-            "sim_time_s": sim_time_s,
-            "completed": !sim.stopped_early,
-            "wall_time_s": wall_time_s,
-            "wall_s_per_sim_s": wall_time_s / sim_time_s,
-            "events": events,
-            "events_per_s": events as f64 / wall_time_s.max(1e-9),
-            "frame_hops": c.frame_hops,
-            "frame_hops_per_s": c.frame_hops as f64 / wall_time_s.max(1e-9),
-            "frames": {
-                "generated": c.generated,
-                "delivered": c.delivered,
-                "dropped": dropped,
-                "in_flight": in_flight,
-                "conserved": conserved,
+        let dropped = |place: DropPlace| c.dropped[place as usize];
+        let sent = |kind: ControlKind| c.control_sent[kind as usize];
+        let (per_port, per_switch) = per_port_and_switch(sim);
+        Summary {
+            scenario: sim.scenario.name.clone(),
+            seed: sim.scenario.seed,
+            cnsim_version: env!("CARGO_PKG_VERSION").into(),
+            sim_time_s,
+            completed: !sim.stopped_early,
+            wall_time_s,
+            wall_s_per_sim_s: wall_time_s / sim_time_s,
+            events,
+            events_per_s: events as f64 / wall_time_s.max(1e-9),
+            frame_hops: c.frame_hops,
+            frame_hops_per_s: c.frame_hops as f64 / wall_time_s.max(1e-9),
+            frames: FrameCounts {
+                generated: c.generated,
+                delivered: c.delivered,
+                dropped: Drops {
+                    nic: dropped(DropPlace::Nic),
+                    rp: dropped(DropPlace::Rp),
+                    ingress: dropped(DropPlace::Ingress),
+                    shared: dropped(DropPlace::Shared),
+                    egress: dropped(DropPlace::Egress),
+                    rx: dropped(DropPlace::Rx),
+                    total: dropped_total,
+                },
+                in_flight,
+                conserved: c.generated == c.delivered + dropped_total + in_flight,
             },
-            "latency_s": {
-                "mean": if c.delivered > 0 { c.latency_sum_s / c.delivered as f64 } else { 0.0 },
-                "max": c.latency_max_s,
+            metrics: BTreeMap::new(),
+            latency_s: Latency {
+                mean: if c.delivered > 0 {
+                    c.latency_sum_s / c.delivered as f64
+                } else {
+                    0.0
+                },
+                max: c.latency_max_s,
             },
-            "control_frames": control,
-            "per_source": per_source(&host_names, &sim.host_counters(), sim_time_s),
-            "per_port": per_port(sim),
-            "window": window.map(|w| window_json(&host_names, &w)),
-            "variant": variant(&sim.scheme),
-            "metrics": {},
-        });
-        Report {
-            summary,
-            timeseries: sim.recorder.series.clone(),
-            resolved_toml: sim.scenario.to_toml(),
-            conserved,
+            control_frames: ControlFrames {
+                pause_xoff: sent(ControlKind::Xoff),
+                pause_xon: sent(ControlKind::Xon),
+                qcn_cnm: sent(ControlKind::Cnm),
+                bcn_negative: sent(ControlKind::BcnNegative),
+                bcn_positive: sent(ControlKind::BcnPositive),
+                bcn_max: sent(ControlKind::BcnMax),
+                bcn_00: sent(ControlKind::Bcn00),
+                path_probe: sent(ControlKind::PathProbe),
+                dropped: c.control_dropped,
+                bytes: c.control_bytes,
+                bandwidth_bps: c.control_bytes as f64 * 8.0 / sim_time_s,
+            },
+            variant: variant(&sim.scheme),
+            per_source: per_source(&host_names, &sim.host_counters(), sim_time_s),
+            per_port,
+            per_switch,
+            window: window.map(|w| window_summary(&host_names, &w)),
+            flows: None,
         }
     }
 }
 
-fn source_json(c: &HostCounters, span_s: f64) -> Value {
-    json!({
-        "generated_frames": c.generated_frames,
-        "tx_frames": c.tx_frames,
-        "tx_bytes": c.tx_bytes,
-        "throughput_bps": c.tx_bytes as f64 * 8.0 / span_s,
-        "offered_bps": c.generated_bytes as f64 * 8.0 / span_s,
-        "dropped_frames": c.dropped_frames,
-        "rx_frames": c.rx_frames,
-        "rx_bytes": c.rx_bytes,
-        "rx_throughput_bps": c.rx_bytes as f64 * 8.0 / span_s,
-    })
-}
-
-fn per_source(names: &[&str], counters: &[HostCounters], span_s: f64) -> Value {
-    let mut m = Map::new();
-    for (name, c) in names.iter().zip(counters) {
-        m.insert((*name).into(), source_json(c, span_s));
+fn source_stats(c: &HostCounters, span_s: f64) -> SourceStats {
+    SourceStats {
+        generated_frames: c.generated_frames,
+        tx_frames: c.tx_frames,
+        tx_bytes: c.tx_bytes,
+        throughput_bps: c.tx_bytes as f64 * 8.0 / span_s,
+        offered_bps: c.generated_bytes as f64 * 8.0 / span_s,
+        dropped_frames: c.dropped_frames,
+        rx_frames: c.rx_frames,
+        rx_bytes: c.rx_bytes,
+        rx_throughput_bps: c.rx_bytes as f64 * 8.0 / span_s,
     }
-    Value::Object(m)
 }
 
-fn window_json(names: &[&str], w: &WindowCounters) -> Value {
+fn per_source(
+    names: &[&str],
+    counters: &[HostCounters],
+    span_s: f64,
+) -> BTreeMap<String, SourceStats> {
+    names
+        .iter()
+        .zip(counters)
+        .map(|(name, c)| ((*name).to_string(), source_stats(c, span_s)))
+        .collect()
+}
+
+fn window_summary(names: &[&str], w: &WindowCounters) -> WindowSummary {
     let span = w.end_s - w.start_s;
     let senders: Vec<f64> = w
         .per_host
@@ -124,62 +369,118 @@ fn window_json(names: &[&str], w: &WindowCounters) -> Value {
         .map(|c| c.tx_bytes as f64 * 8.0 / span)
         .collect();
     let sum = |f: fn(&HostCounters) -> u64| w.per_host.iter().map(f).sum::<u64>();
-    json!({
-        "start_s": w.start_s,
-        "end_s": w.end_s,
-        "per_source": per_source(names, &w.per_host, span),
-        "fairness_index": jain_fairness(&senders),
-        "frames_generated": sum(|c| c.generated_frames),
-        "frames_transmitted": sum(|c| c.tx_frames),
-        "frames_received": sum(|c| c.rx_frames),
-        "frames_dropped_at_sources": sum(|c| c.dropped_frames),
-        "per_port": w
+    WindowSummary {
+        start_s: w.start_s,
+        end_s: w.end_s,
+        fairness_index: jain_fairness(&senders),
+        frames_generated: sum(|c| c.generated_frames),
+        frames_transmitted: sum(|c| c.tx_frames),
+        frames_received: sum(|c| c.rx_frames),
+        frames_dropped_at_sources: sum(|c| c.dropped_frames),
+        per_source: per_source(names, &w.per_host, span),
+        per_port: w
             .port_peak_queue_bytes
             .iter()
-            .map(|(name, peak)| (name.clone(), json!({"peak_queue_bytes": peak})))
-            .collect::<Map<String, Value>>(),
-    })
+            .map(|(name, peak)| {
+                let stats = WindowPortStats {
+                    peak_queue_bytes: *peak,
+                };
+                (name.clone(), stats)
+            })
+            .collect(),
+    }
 }
 
-fn per_port(sim: &Simulation) -> Value {
+type PortsAndSwitches = (BTreeMap<String, PortStats>, BTreeMap<String, SwitchStats>);
+
+fn per_port_and_switch(sim: &Simulation) -> PortsAndSwitches {
     let now = sim.simulated_until();
     let span_s = now.as_secs_f64();
-    let mut m = Map::new();
+    let mut ports = BTreeMap::new();
+    let mut switches = BTreeMap::new();
     for node in &sim.nodes {
         let Node::Switch(sw) = node else { continue };
         for (j, p) in sw.ports.iter().enumerate() {
-            m.insert(
+            let throughput_bps = p.stats.data_tx_bytes as f64 * 8.0 / span_s;
+            ports.insert(
                 p.name.clone(),
-                json!({
-                    "peak_queue_bytes": p.stats.peak_queue_bytes,
-                    "mean_queue_bytes": p.mean_queue_bytes(now),
-                    "tx_frames": p.stats.tx_frames,
-                    "throughput_bps": p.stats.data_tx_bytes as f64 * 8.0 / span_s,
-                    "utilisation": p.stats.data_tx_bytes as f64 * 8.0 / span_s / p.line_rate_bps,
-                    "dropped_frames": p.stats.dropped_frames,
-                    "paused_frac": p.paused_time(now).as_secs_f64() / span_s,
-                    "congestion_point": sw.cps[j].is_some(),
-                    "cp_messages": sw.cps[j].as_ref().map_or(0, |c| c.messages),
-                }),
+                PortStats {
+                    peak_queue_bytes: p.stats.peak_queue_bytes,
+                    mean_queue_bytes: p.mean_queue_bytes(now),
+                    tx_frames: p.stats.tx_frames,
+                    throughput_bps,
+                    utilisation: throughput_bps / p.line_rate_bps,
+                    dropped_frames: p.stats.dropped_frames,
+                    paused_frac: p.paused_time(now).as_secs_f64() / span_s,
+                    congestion_point: sw.cps[j].is_some(),
+                    cp_messages: sw.cps[j].as_ref().map_or(0, |c| c.messages),
+                },
             );
         }
-        m.insert(
+        switches.insert(
             sw.name.clone(),
-            json!({"peak_memory_bytes": sw.peak_memory_bytes, "dropped_frames": sw.dropped_frames}),
+            SwitchStats {
+                peak_memory_bytes: sw.peak_memory_bytes,
+                dropped_frames: sw.dropped_frames,
+            },
         );
     }
-    Value::Object(m)
+    (ports, switches)
 }
 
 /// Which scheme variant ran, so outputs say it (protocols.md: reconstructions are parameters).
-fn variant(scheme: &Scheme) -> Value {
+fn variant(scheme: &Scheme) -> Variant {
     match scheme {
-        Scheme::None => json!({"scheme": "none"}),
-        Scheme::Qcn(p) => json!({
-            "scheme": "qcn",
-            "tr_update": p.tr_update,
-            "fast_recovery_cmp": p.fast_recovery_cmp,
-        }),
-        Scheme::Bcn(p) => json!({"scheme": "bcn", "name": p.variant_name()}),
+        Scheme::None => Variant::None,
+        Scheme::Qcn(p) => Variant::Qcn {
+            tr_update: p.tr_update,
+            fast_recovery_cmp: p.fast_recovery_cmp,
+        },
+        Scheme::Bcn(p) => Variant::Bcn {
+            name: p.variant_name(),
+        },
+        Scheme::PathProbe(p) => Variant::PathProbe {
+            interval_bytes: p.interval_bytes,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{CONTROL_KINDS, DROP_PLACES};
+
+    fn keys(schema: &Value, def: &str) -> Vec<String> {
+        schema["$defs"][def]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{def} has properties"))
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn drop_and_control_fields_are_the_stats_names() {
+        let schema = Summary::json_schema();
+        let mut places: Vec<String> = DROP_PLACES.iter().map(|(_, n)| n.to_string()).collect();
+        places.push("total".into());
+        assert_eq!(keys(&schema, "Drops"), places);
+        let mut kinds: Vec<String> = CONTROL_KINDS.iter().map(|(_, n)| n.to_string()).collect();
+        kinds.extend(["dropped".into(), "bytes".into(), "bandwidth_bps".into()]);
+        assert_eq!(keys(&schema, "ControlFrames"), kinds);
+    }
+
+    #[test]
+    fn summary_schema_lists_fields_in_reading_order() {
+        let schema = Summary::json_schema();
+        let top: Vec<&str> = schema["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(&top[..2], ["scenario", "seed"]);
+        let at = |k: &str| top.iter().position(|t| *t == k).expect(k);
+        assert!(at("frames") < at("metrics") && at("metrics") < at("per_source"));
     }
 }

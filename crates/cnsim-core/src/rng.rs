@@ -19,6 +19,7 @@ pub enum StreamKind {
     ReactionPoint = 3,
     Destination = 4,
     Misc = 5,
+    Flows = 6,
 }
 
 /// splitmix64 finaliser: a well-mixed 64-bit hash of the seed and component id.

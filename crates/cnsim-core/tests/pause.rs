@@ -9,6 +9,7 @@ mod common;
 
 use cnsim_core::cc::Scheme;
 use cnsim_core::engine::{EventKind, EventQueue};
+use cnsim_core::flows::FlowTable;
 use cnsim_core::net::frame::{Frame, Payload};
 use cnsim_core::net::host::Host;
 use cnsim_core::net::port::Port;
@@ -88,6 +89,7 @@ enum Inject {
 struct OneHost {
     q: EventQueue,
     counters: Counters,
+    flows: FlowTable,
     scheme: Scheme,
     node: Node,
     injections: Vec<(SimTime, Inject)>,
@@ -98,16 +100,11 @@ struct OneHost {
 impl OneHost {
     fn new(data_frames: usize, injections: Vec<(SimTime, Inject)>) -> OneHost {
         let port = Port::new("a->b".into(), 1, 0, 10e9, us(1.0));
-        let host = Host::new(
-            0,
-            "a".into(),
-            port,
-            2,
-            stream(1, StreamKind::ReactionPoint, 0),
-        );
+        let host = Host::new(0, "a".into(), port, stream(1, StreamKind::ReactionPoint, 0));
         let mut h = OneHost {
             q: EventQueue::new(),
             counters: Counters::default(),
+            flows: FlowTable::default(),
             scheme: Scheme::None,
             node: Node::Host(Box::new(host)),
             injections,
@@ -123,6 +120,7 @@ impl OneHost {
             let mut ctx = Ctx {
                 q: &mut h.q,
                 counters: &mut h.counters,
+                flows: &mut h.flows,
                 scheme: &h.scheme,
                 control_bytes: 64,
             };
@@ -140,6 +138,7 @@ impl OneHost {
             let mut ctx = Ctx {
                 q: &mut self.q,
                 counters: &mut self.counters,
+                flows: &mut self.flows,
                 scheme: &self.scheme,
                 control_bytes: 64,
             };
@@ -375,7 +374,7 @@ fn too_little_headroom_drops_and_counts_the_drops() {
     assert_eq!(u(s, "frames/dropped/egress"), 12);
     assert_eq!(u(s, "frames/dropped/total"), 12);
     assert_eq!(u(s, "per_port/sw->b/dropped_frames"), 12);
-    assert_eq!(u(s, "per_port/sw/dropped_frames"), 12);
+    assert_eq!(u(s, "per_switch/sw/dropped_frames"), 12);
     assert_eq!(u(s, "per_port/sw->b/peak_queue_bytes"), 15_000);
     assert_eq!(u(s, "frames/in_flight"), 11);
     assert_conserved(&r);

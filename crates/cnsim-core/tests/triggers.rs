@@ -50,7 +50,7 @@ fn global_trigger_keeps_switch_memory_between_the_watermarks() {
     let s = &r.summary;
     let upper = 140_000.0 + 4.0 * HEADROOM_PER_INPUT;
     let lower = 130_000.0 - UNDERSHOOT;
-    let peak = u(s, "per_port/sw/peak_memory_bytes") as f64;
+    let peak = u(s, "per_switch/sw/peak_memory_bytes") as f64;
     assert!(
         peak > 140_000.0 && peak <= upper,
         "peak memory {peak} not in (140000, {upper}]"
@@ -125,7 +125,7 @@ fn ingress_trigger_pauses_only_the_input_that_holds_the_bytes() {
     assert!(h1.iter().all(|(_, v)| *v == 0.0), "h1 was paused: {h1:?}");
     assert_close(f(s, "per_source/s1/rx_throughput_bps"), G10, 0.01, "s1 rx");
     assert_close(f(s, "per_source/s0/rx_throughput_bps"), 2e9, 0.02, "s0 rx");
-    let peak = u(s, "per_port/sw/peak_memory_bytes") as f64;
+    let peak = u(s, "per_switch/sw/peak_memory_bytes") as f64;
     assert!(
         peak <= 20_000.0 + HEADROOM_PER_INPUT + MTU,
         "peak memory {peak}"

@@ -3,7 +3,9 @@
 
 use numpy::IntoPyArray;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use std::path::PathBuf;
+
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -19,30 +21,52 @@ fn scenario_error(e: cnsim_core::ConfigError) -> PyErr {
 }
 
 /// Validates the scenario (with overrides and seed) and returns it resolved, as TOML.
+/// Relative file paths in it are taken from `base_dir` (default: the current directory).
 #[pyfunction]
-#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None))]
+#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None, base_dir = None))]
 fn resolve(
     scenario_toml: &str,
     overrides: Vec<(String, String)>,
     seed: Option<u64>,
+    base_dir: Option<PathBuf>,
 ) -> PyResult<String> {
-    cnsim_core::resolve(scenario_toml, &overrides, seed)
+    cnsim_core::resolve_in(scenario_toml, &overrides, seed, base_dir.as_deref())
         .map(|s| s.to_toml())
         .map_err(scenario_error)
+}
+
+/// Writes the flows the scenario's workload starts to `out_path` as a trace CSV; returns how
+/// many.
+#[pyfunction]
+#[pyo3(signature = (scenario_toml, out_path, overrides = Vec::new(), seed = None, base_dir = None))]
+fn write_flow_trace(
+    scenario_toml: &str,
+    out_path: PathBuf,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+    base_dir: Option<PathBuf>,
+) -> PyResult<usize> {
+    let scenario = cnsim_core::resolve_in(scenario_toml, &overrides, seed, base_dir.as_deref())
+        .map_err(scenario_error)?;
+    let file = std::fs::File::create(&out_path)
+        .map_err(|e| PyOSError::new_err(format!("cannot write '{}': {e}", out_path.display())))?;
+    cnsim_core::write_flow_trace(&scenario, std::io::BufWriter::new(file)).map_err(scenario_error)
 }
 
 /// Runs a scenario. Returns a dict with `summary_json`, `resolved_toml` and `timeseries`
 /// (long-format columns as numpy arrays plus the metric and entity name lists).
 #[pyfunction]
-#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None, progress = None))]
+#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None, progress = None, base_dir = None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_toml: &str,
     overrides: Vec<(String, String)>,
     seed: Option<u64>,
     progress: Option<PyObject>,
+    base_dir: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let scenario = cnsim_core::resolve(scenario_toml, &overrides, seed).map_err(scenario_error)?;
+    let scenario = cnsim_core::resolve_in(scenario_toml, &overrides, seed, base_dir.as_deref())
+        .map_err(scenario_error)?;
     let sim = cnsim_core::Simulation::new(scenario).map_err(scenario_error)?;
     // The callback runs with the GIL; an exception in it (or a pending KeyboardInterrupt) stops
     // the run and is raised once the simulation has unwound.
@@ -74,11 +98,44 @@ fn run<'py>(
     series.set_item("value", ts.value.into_pyarray(py))?;
     series.set_item("metrics", ts.metrics)?;
     series.set_item("entities", ts.entities)?;
+    let f = report.flows;
+    let flows = PyDict::new(py);
+    flows.set_item("flow_id", f.flow_id.into_pyarray(py))?;
+    flows.set_item("src", f.src.into_pyarray(py))?;
+    flows.set_item("dst", f.dst.into_pyarray(py))?;
+    flows.set_item("size_bytes", f.size_bytes.into_pyarray(py))?;
+    flows.set_item("priority", f.priority.into_pyarray(py))?;
+    flows.set_item("start_s", f.start_s.into_pyarray(py))?;
+    flows.set_item("end_s", f.end_s.into_pyarray(py))?;
+    flows.set_item("fct_s", f.fct_s.into_pyarray(py))?;
+    flows.set_item("ideal_fct_s", f.ideal_fct_s.into_pyarray(py))?;
+    flows.set_item("completed", f.completed.into_pyarray(py))?;
+    flows.set_item("frames_dropped", f.frames_dropped.into_pyarray(py))?;
+    flows.set_item("delivered_bytes", f.delivered_bytes.into_pyarray(py))?;
     let out = PyDict::new(py);
     out.set_item("summary_json", report.summary.to_string())?;
+    out.set_item("flows", flows)?;
     out.set_item("resolved_toml", report.resolved_toml)?;
     out.set_item("timeseries", series)?;
     Ok(out)
+}
+
+/// The JSON Schema of scenario files, generated from the Rust types, as JSON text.
+#[pyfunction]
+fn scenario_schema() -> String {
+    cnsim_core::Scenario::json_schema().to_string()
+}
+
+/// The JSON Schema of `summary.json`, generated from the Rust types, as JSON text.
+#[pyfunction]
+fn summary_schema() -> String {
+    cnsim_core::report::Summary::json_schema().to_string()
+}
+
+/// Probe metric names (the time series' `metric` column can hold).
+#[pyfunction]
+fn probe_metrics() -> Vec<&'static str> {
+    cnsim_core::scenario::METRICS.to_vec()
 }
 
 #[pyfunction]
@@ -90,7 +147,11 @@ fn version() -> &'static str {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(write_flow_trace, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_metrics, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())
 }

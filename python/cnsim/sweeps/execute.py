@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,7 +121,7 @@ def default_jobs() -> int:
 
 def outcomes(
     tasks: Sequence[RunTask], *, jobs: int | None = None, client: Any = None
-) -> Iterator[RunOutcome]:
+) -> Generator[RunOutcome]:
     """Outcomes in completion order; closing the iterator cancels the runs not yet started."""
     if not tasks:
         return

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from cnsim.plots import AXIS_NAMES, DPI, FIGSIZE, file_stem, value_unit
 from cnsim.sweeps.paths import parse_path
@@ -129,7 +130,9 @@ def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path) -> Path:
     errors = ERROR_TEXT.get(spec.error, "") if spec.stat == "mean" else ""
     stamp = f"{result.spec.name}: {result.spec.replications} replications per point"
     stamp += f", base seed {result.spec.seed}" + (f"; {errors}" if errors else "")
-    fig.get_layout_engine().set(rect=(0.0, 0.03, 1.0, 0.97))
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
+        engine.set(rect=(0.0, 0.03, 1.0, 0.97))
     fig.text(0.995, 0.005, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)

@@ -109,7 +109,7 @@ class SweepResult:
         names = [m for m in (metrics or self.metrics) if _numeric(self.runs, m)]
         rows = []
         for point, group in self.runs.groupby("point", sort=True):
-            params = group.iloc[0][self.parameters].to_dict()
+            params = {str(k): v for k, v in group.iloc[0][self.parameters].to_dict().items()}
             ok = group[group["status"] == "ok"]
             for metric in names:
                 rows.append({"point": point, **params, "metric": metric, **_stats(ok[metric])})
@@ -145,7 +145,7 @@ class SweepResult:
             found = analysis.transient_duration(means[point].dropna(), **kwargs)
             rows.append(
                 {
-                    **self._params(point),
+                    **self._params(int(point)),
                     "n": int((self.ok["point"] == point).sum()),
                     "transient_duration_s": found.duration_s,
                     "transient_end_s": found.end_s,
@@ -164,7 +164,7 @@ class SweepResult:
 
     def _params(self, point: int) -> dict[str, Any]:
         row = self.runs[self.runs["point"] == point].iloc[0]
-        return {"point": point, **row[self.parameters].to_dict()}
+        return {"point": point, **{str(k): v for k, v in row[self.parameters].to_dict().items()}}
 
     # ------------------------------------------------------------ runs one by one
 
@@ -187,6 +187,12 @@ class SweepResult:
         from cnsim.sweeps.plots import make_sweep_plots
 
         return make_sweep_plots(self, Path(out_dir) if out_dir else self.out_dir / PLOTS_DIR)
+
+    def _repr_html_(self) -> str:
+        """The notebook view: runs, per-point statistics and the figures `plot()` drew."""
+        from cnsim import notebook
+
+        return notebook.sweep_html(self)
 
     def __repr__(self) -> str:
         counts = self.runs["status"].value_counts().to_dict()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.console import Console
 from rich.progress import (
@@ -19,6 +19,8 @@ from rich.progress import (
 )
 from rich.table import Table
 from rich.text import Text
+
+from cnsim import notebook
 
 if TYPE_CHECKING:
     from cnsim.sweeps.execute import RunOutcome
@@ -44,6 +46,18 @@ def run_progress(
 ) -> Iterator[Advance]:
     """A callback to report each finished run; draws nothing off a terminal or when disabled."""
     console = console or Console(stderr=True)
+    if enabled and total and not console.is_terminal and notebook.in_jupyter():
+        with notebook.progress_bar(title) as update:
+            done, failed = 0, 0
+
+            def advance_cell(outcome: RunOutcome) -> None:
+                nonlocal done, failed
+                done, failed = done + 1, failed + (outcome.status != "ok")
+                text = f" {done}/{total} runs" + (f", {failed} failed" if failed else "")
+                update(done / total, text)
+
+            yield advance_cell
+        return
     if not enabled or total == 0 or not console.is_terminal:
         yield lambda outcome: None
         return
@@ -80,7 +94,7 @@ def sweep_table(study: SweepResult) -> Table:
     for header in (*study.parameters, "runs ok", *metrics):
         table.add_column(header, overflow="fold")  # paths are long; wrap, never cut
     for point, runs in study.runs.groupby("point", sort=True):
-        if point >= MAX_TABLE_ROWS:
+        if cast(int, point) >= MAX_TABLE_ROWS:  # the point column holds ints
             table.add_row(*["..."] * len(table.columns))
             break
         params = [Text(str(runs.iloc[0][p])) for p in study.parameters]

@@ -51,16 +51,18 @@
 //!   baseline formula, and Gi = 0.1*Gi0; that equals the formula here with `gi_scale` = 1.0.
 
 use rand::Rng;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Check, ConfigError};
-use crate::net::frame::{BcnKind, NO_TAG};
+use crate::net::frame::NO_TAG;
 use crate::rng::{jitter_factor, SimRng};
+use crate::stats::ControlKind;
 use crate::time::SimTime;
 
 /// TOML table `[congestion.bcn]`. All sizes in bytes in the file; feedback arithmetic in fb
 /// units of `fb_unit_bytes`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BcnParams {
     /// Size of one feedback unit: 64 (seed 000 pages) or 1500 (seed 002 frames).
@@ -104,7 +106,7 @@ pub struct BcnParams {
 }
 
 /// How the CP picks the frames it samples.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum BcnSampling {
     /// One sample every `interval_bytes` +- `jitter_bytes` (uniform) of enqueued data.
@@ -141,7 +143,7 @@ impl Default for BcnSampling {
 }
 
 /// What an RP does on BCN(0,0).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Bcn00Reaction {
     /// The limiter drops to Rmin.
@@ -627,6 +629,36 @@ impl BcnRp {
     /// True when R has reached line rate; the limiter is then removed.
     pub fn is_released(&self) -> bool {
         self.rate_bps >= self.line_rate_bps
+    }
+}
+
+/// Which BCN message a congestion point sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BcnKind {
+    /// Ordinary feedback, Fb = -(Qoff + W*Qdelta), negative or positive.
+    Normal,
+    /// BCN-MAX: the queue is at or above the BCN-MAX threshold; Fb is -Fbmax.
+    Max,
+    /// BCN(0,0): severe congestion (q >= Qsc); the RP drops to Rmin (or stops).
+    ZeroZero,
+}
+
+/// The BCN message a CP sends to the sampled frame's source.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BcnMsg {
+    pub feedback: BcnFeedback,
+    /// The congestion point that sent it.
+    pub cpid: u32,
+}
+
+impl BcnMsg {
+    pub fn control_kind(&self) -> ControlKind {
+        match self.feedback.kind {
+            BcnKind::ZeroZero => ControlKind::Bcn00,
+            BcnKind::Max => ControlKind::BcnMax,
+            BcnKind::Normal if self.feedback.fb > 0.0 => ControlKind::BcnPositive,
+            BcnKind::Normal => ControlKind::BcnNegative,
+        }
     }
 }
 

@@ -1,19 +1,39 @@
-//! Congestion management schemes as plug-ins at two fixed hooks:
-//! - a congestion point (CP) on each switch output queue, called when a data frame is enqueued;
-//! - a reaction point (RP): a rate limiter per flow in the sending host, installed by the
-//!   first feedback, consulted by the NIC scheduler, told of every frame it sends.
+//! Congestion management schemes, plugged into the network elements at fixed hooks. This file
+//! is the scheme registry: each scheme lives in its own file and appears here once per enum.
 //!
-//! Dispatch is by enum (no trait objects on the hot path). Each scheme lives in its own file
-//! with its own parameters and unit tests.
+//! The hooks (every one has a no-op default: a scheme implements only what it needs):
+//! - **CP**, a congestion point on each switch output queue ([`CongestionPoint`]): called when
+//!   a frame is enqueued and when it is dequeued, with the queue length. It may mark the frame
+//!   (it gets `&mut Frame`), stamp a probe riding the data queue, or return a message for the
+//!   frame's source.
+//! - **RP**, a reaction point in the sending host, one per destination ([`Limiter`]): created by
+//!   the first message that installs it (or, for schemes that probe before any feedback, when
+//!   the host first has work for a destination); it paces the destination's frames, stamps them
+//!   on the way out, reacts to messages, timers and PAUSE, may send frames of its own, and is
+//!   released when it no longer limits.
+//! - **NP**, a notification point in the receiving host ([`NotificationPoint`]): sees every
+//!   data frame and every message addressed to it, and may answer the frame's source.
+//!
+//! Messages ([`CcMsg`]) are the scheme's own payload: switches and hosts route, queue and count
+//! them without knowing what they mean. Each says whether it rides the control priority (strict
+//! priority over data, never paused or dropped) or the data queue (so that a probe measures the
+//! queue the data sees), and whether it is for the RP or the NP at its destination.
+//!
+//! Dispatch is by enum (no trait objects on the per-frame path). Adding a scheme touches its own
+//! file, one variant in each enum below (with its arms), the scenario's `scheme` names and
+//! parameter table (`scenario/mod.rs`), and its message kinds in `stats::ControlKind`.
 
 pub mod bcn;
+pub mod path_probe;
 pub mod qcn;
 
-use crate::net::frame::{Payload, NO_TAG};
+use crate::net::frame::{Frame, Payload, NO_TAG};
 use crate::rng::SimRng;
+use crate::stats::ControlKind;
 use crate::time::SimTime;
-use bcn::{BcnCp, BcnFeedback, BcnParams, BcnRp};
-use qcn::{QcnCp, QcnParams, QcnRp};
+use bcn::{BcnCp, BcnMsg, BcnParams, BcnRp};
+use path_probe::{PathProbeCp, PathProbeNp, PathProbeParams, PathProbeRp, Probe};
+use qcn::{Cnm, QcnCp, QcnParams, QcnRp};
 
 /// The scheme configuration a simulation runs with (resolved from the scenario).
 #[derive(Clone, Debug, Default)]
@@ -22,6 +42,52 @@ pub enum Scheme {
     None,
     Qcn(QcnParams),
     Bcn(BcnParams),
+    PathProbe(PathProbeParams),
+}
+
+/// A scheme's message, carried by a control frame (`Payload::Cc`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CcMsg {
+    Cnm(Cnm),
+    Bcn(BcnMsg),
+    PathProbe(Probe),
+}
+
+impl CcMsg {
+    /// What the control-frame counters call it.
+    pub fn kind(&self) -> ControlKind {
+        match self {
+            CcMsg::Cnm(_) => ControlKind::Cnm,
+            CcMsg::Bcn(m) => m.control_kind(),
+            CcMsg::PathProbe(_) => ControlKind::PathProbe,
+        }
+    }
+
+    /// True: it queues with the data (and is measured by CPs); false: control priority.
+    pub fn rides_data_queue(&self) -> bool {
+        match self {
+            CcMsg::Cnm(_) | CcMsg::Bcn(_) => false,
+            CcMsg::PathProbe(p) => p.rides_data_queue(),
+        }
+    }
+
+    /// True: for the reaction point at its destination; false: for the notification point.
+    pub fn for_reaction_point(&self) -> bool {
+        match self {
+            CcMsg::Cnm(_) | CcMsg::Bcn(_) => true,
+            CcMsg::PathProbe(p) => p.returned,
+        }
+    }
+
+    /// Frame size, from the scheme's parameters.
+    pub fn bytes(&self, scheme: &Scheme) -> u32 {
+        match (self, scheme) {
+            (CcMsg::Cnm(_), Scheme::Qcn(p)) => p.cnm_bytes,
+            (CcMsg::Bcn(_), Scheme::Bcn(p)) => p.bcn_bytes,
+            (CcMsg::PathProbe(_), Scheme::PathProbe(p)) => p.probe_bytes,
+            _ => 64,
+        }
+    }
 }
 
 /// A congestion point on one output queue.
@@ -35,6 +101,7 @@ pub struct CongestionPoint {
 pub enum CpState {
     Qcn(QcnCp),
     Bcn(BcnCp),
+    PathProbe(PathProbeCp),
 }
 
 impl CongestionPoint {
@@ -43,6 +110,7 @@ impl CongestionPoint {
             Scheme::None => return None,
             Scheme::Qcn(p) => CpState::Qcn(QcnCp::new(p, &mut rng)),
             Scheme::Bcn(p) => CpState::Bcn(BcnCp::new(p, cpid, &mut rng)),
+            Scheme::PathProbe(_) => CpState::PathProbe(PathProbeCp),
         };
         Some(CongestionPoint {
             cpid,
@@ -52,40 +120,31 @@ impl CongestionPoint {
         })
     }
 
-    /// Hook: a data frame was enqueued (`queue_bytes` includes it). Returns the message to send
-    /// back to the frame's source, if any.
-    pub fn on_data_enqueue(
-        &mut self,
-        queue_bytes: u64,
-        frame_bytes: u32,
-        rl_tag: u32,
-    ) -> Option<Payload> {
-        let msg = match &mut self.state {
-            CpState::Qcn(cp) => cp
-                .on_data_enqueue(queue_bytes, frame_bytes, &mut self.rng)
-                .map(|qfb| Payload::Cnm {
-                    qfb,
-                    cpid: self.cpid,
-                }),
-            CpState::Bcn(cp) => cp
-                .on_data_enqueue(queue_bytes, frame_bytes, rl_tag, &mut self.rng)
-                .map(|fb: BcnFeedback| Payload::Bcn {
-                    fb: fb.fb,
-                    cpid: self.cpid,
-                    kind: fb.kind,
-                }),
+    /// Hook: `frame` was enqueued (`queue_bytes` includes it). Returns a message for the
+    /// frame's source, if any.
+    pub fn on_enqueue(&mut self, frame: &mut Frame, queue_bytes: u64) -> Option<CcMsg> {
+        let cpid = self.cpid;
+        let msg = match (&mut self.state, &mut frame.payload) {
+            (CpState::Qcn(cp), Payload::Data) => cp
+                .on_data_enqueue(queue_bytes, frame.bytes, &mut self.rng)
+                .map(|qfb| CcMsg::Cnm(Cnm { qfb, cpid })),
+            (CpState::Bcn(cp), Payload::Data) => cp
+                .on_data_enqueue(queue_bytes, frame.bytes, frame.rl_tag, &mut self.rng)
+                .map(|feedback| CcMsg::Bcn(BcnMsg { feedback, cpid })),
+            (CpState::PathProbe(cp), Payload::Cc(CcMsg::PathProbe(probe))) => {
+                cp.on_probe(probe, queue_bytes);
+                None
+            }
+            _ => None,
         };
         self.messages += msg.is_some() as u64;
         msg
     }
 
-    /// Size of the messages this CP sends (`cnm_bytes` / `bcn_bytes` of the scheme).
-    pub fn message_bytes(&self, scheme: &Scheme) -> u32 {
-        match scheme {
-            Scheme::Qcn(p) => p.cnm_bytes,
-            Scheme::Bcn(p) => p.bcn_bytes,
-            Scheme::None => 64,
-        }
+    /// Hook: `frame` left the queue (`queue_bytes` no longer includes it). No scheme here
+    /// reacts at dequeue yet (DCQCN's marking on dequeue will).
+    pub fn on_dequeue(&mut self, _frame: &mut Frame, _queue_bytes: u64) -> Option<CcMsg> {
+        None
     }
 
     /// Last computed feedback (for probes).
@@ -93,50 +152,54 @@ impl CongestionPoint {
         match &self.state {
             CpState::Qcn(cp) => cp.last_fb(),
             CpState::Bcn(cp) => cp.last_fb(),
+            CpState::PathProbe(_) => 0.0,
         }
     }
 }
 
-/// A reaction point's rate limiter for one flow.
+/// A reaction point's rate limiter for one destination.
 pub enum Limiter {
     Qcn(QcnRp),
     Bcn(BcnRp),
+    PathProbe(PathProbeRp),
 }
 
 impl Limiter {
-    /// Installs a limiter for a flow that just got its first feedback message, if that message
+    /// Installs a limiter for a destination that just got its first message, if that message
     /// installs one (QCN: any CNM; BCN: negative feedback only).
     pub fn install(
         scheme: &Scheme,
-        msg: &Payload,
+        msg: &CcMsg,
         line_rate_bps: f64,
         now: SimTime,
         rng: &mut SimRng,
     ) -> Option<Limiter> {
         match (scheme, msg) {
-            (Scheme::Qcn(p), Payload::Cnm { .. }) => {
+            (Scheme::Qcn(p), CcMsg::Cnm(_)) => {
                 Some(Limiter::Qcn(QcnRp::new(line_rate_bps, p, now, rng)))
             }
-            (Scheme::Bcn(p), Payload::Bcn { fb, cpid, .. }) if *fb < 0.0 => {
-                Some(Limiter::Bcn(BcnRp::new(line_rate_bps, p, *cpid, now)))
+            (Scheme::Bcn(p), CcMsg::Bcn(m)) if m.feedback.is_negative() => {
+                Some(Limiter::Bcn(BcnRp::new(line_rate_bps, p, m.cpid, now)))
             }
             _ => None,
         }
     }
 
-    /// Applies a feedback message.
-    pub fn on_feedback(&mut self, msg: &Payload, now: SimTime, rng: &mut SimRng) {
+    /// The RP of a destination the host has just got work for, for schemes whose RP acts
+    /// before any feedback (probing schemes); None for the others.
+    pub fn for_new_destination(scheme: &Scheme, line_rate_bps: f64) -> Option<Limiter> {
+        match scheme {
+            Scheme::PathProbe(p) => Some(Limiter::PathProbe(PathProbeRp::new(p, line_rate_bps))),
+            _ => None,
+        }
+    }
+
+    /// Applies a message addressed to the RP.
+    pub fn on_feedback(&mut self, msg: &CcMsg, now: SimTime, rng: &mut SimRng) {
         match (self, msg) {
-            (Limiter::Qcn(rp), Payload::Cnm { qfb, .. }) => rp.on_cnm(*qfb, now, rng),
-            (Limiter::Bcn(rp), Payload::Bcn { fb, cpid, kind }) => rp.on_bcn(
-                &BcnFeedback {
-                    fb: *fb,
-                    kind: *kind,
-                },
-                *cpid,
-                now,
-                rng,
-            ),
+            (Limiter::Qcn(rp), CcMsg::Cnm(m)) => rp.on_cnm(m.qfb, now, rng),
+            (Limiter::Bcn(rp), CcMsg::Bcn(m)) => rp.on_bcn(&m.feedback, m.cpid, now, rng),
+            (Limiter::PathProbe(rp), CcMsg::PathProbe(p)) => rp.on_returned(p),
             _ => {}
         }
     }
@@ -145,35 +208,56 @@ impl Limiter {
         match self {
             Limiter::Qcn(rp) => rp.current_rate_bps(),
             Limiter::Bcn(rp) => rp.rate_bps(),
+            Limiter::PathProbe(rp) => rp.rate_bps(),
         }
     }
 
     pub fn target_rate_bps(&self) -> Option<f64> {
         match self {
             Limiter::Qcn(rp) => Some(rp.target_rate_bps()),
-            Limiter::Bcn(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The scheme's last feedback as the RP sees it (probes record it as `rp_feedback`).
+    pub fn feedback(&self) -> Option<f64> {
+        match self {
+            Limiter::PathProbe(rp) => rp.path_queue_bytes(),
+            _ => None,
         }
     }
 
     /// Earliest time the limiter lets a frame go regardless of rate (BCN(0,0) stop).
     pub fn stopped_until(&self) -> SimTime {
         match self {
-            Limiter::Qcn(_) => SimTime::ZERO,
             Limiter::Bcn(rp) => rp.stopped_until(),
+            _ => SimTime::ZERO,
         }
     }
 
-    /// Tag carried by frames sent through the limiter (BCN: the CPID).
-    pub fn tag(&self) -> u32 {
-        match self {
-            Limiter::Qcn(_) => NO_TAG,
+    /// Marks a data frame the limiter lets go (BCN: the CPID of the limiter's tag).
+    pub fn stamp(&self, frame: &mut Frame) {
+        frame.rl_tag = match self {
             Limiter::Bcn(rp) => rp.cpid(),
-        }
+            _ => NO_TAG,
+        };
     }
 
-    pub fn on_transmit(&mut self, frame_bytes: u32, now: SimTime, rng: &mut SimRng) {
-        if let Limiter::Qcn(rp) = self {
-            rp.on_transmit(frame_bytes, now, rng);
+    /// A data frame of `frame_bytes` left through the limiter. Returns a frame of the RP's
+    /// own to send (a probe), if any.
+    pub fn on_transmit(
+        &mut self,
+        frame_bytes: u32,
+        now: SimTime,
+        rng: &mut SimRng,
+    ) -> Option<CcMsg> {
+        match self {
+            Limiter::Qcn(rp) => {
+                rp.on_transmit(frame_bytes, now, rng);
+                None
+            }
+            Limiter::Bcn(_) => None,
+            Limiter::PathProbe(rp) => rp.on_transmit(frame_bytes).map(CcMsg::PathProbe),
         }
     }
 
@@ -182,6 +266,7 @@ impl Limiter {
         match self {
             Limiter::Qcn(rp) => rp.timer_deadline().map(|t| (t, rp.timer_generation())),
             Limiter::Bcn(rp) => rp.drift_deadline().map(|t| (t, rp.drift_generation())),
+            Limiter::PathProbe(_) => None,
         }
     }
 
@@ -189,6 +274,7 @@ impl Limiter {
         match self {
             Limiter::Qcn(rp) => rp.on_timer(generation, now, rng),
             Limiter::Bcn(rp) => rp.on_drift(generation, now),
+            Limiter::PathProbe(_) => {}
         }
     }
 
@@ -204,6 +290,32 @@ impl Limiter {
         match self {
             Limiter::Qcn(rp) => rp.is_released(),
             Limiter::Bcn(rp) => rp.is_released(),
+            Limiter::PathProbe(_) => false,
+        }
+    }
+}
+
+/// A receiving host's notification point.
+pub enum NotificationPoint {
+    PathProbe(PathProbeNp),
+}
+
+impl NotificationPoint {
+    pub fn new(scheme: &Scheme) -> Option<NotificationPoint> {
+        match scheme {
+            Scheme::PathProbe(_) => Some(NotificationPoint::PathProbe(PathProbeNp)),
+            _ => None,
+        }
+    }
+
+    /// Hook: a data frame, or a message for the NP, reached this host. Returns the answer to
+    /// send to the frame's source, if any.
+    pub fn on_receive(&mut self, frame: &Frame, _now: SimTime) -> Option<CcMsg> {
+        match (self, &frame.payload) {
+            (NotificationPoint::PathProbe(np), Payload::Cc(CcMsg::PathProbe(p))) => {
+                Some(CcMsg::PathProbe(np.on_probe(p)))
+            }
+            _ => None,
         }
     }
 }

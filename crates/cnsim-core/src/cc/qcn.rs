@@ -38,10 +38,11 @@
 use crate::error::{Check, ConfigError};
 use crate::rng::{jitter_factor, SimRng};
 use crate::time::SimTime;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// When a CNM copies CR into TR (protocols.md 2, RP.2).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TrUpdate {
     /// TR = CR at every CNM.
@@ -52,7 +53,7 @@ pub enum TrUpdate {
 }
 
 /// How the stage count is compared with FAST_RECOVERY_THRESHOLD F (protocols.md 2, RP.5).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FastRecoveryCmp {
     /// Fast recovery while max(si, ts) <= F: F cycles (5), as published.
@@ -74,7 +75,7 @@ impl FastRecoveryCmp {
 
 /// Scenario parameters, TOML table `[congestion.qcn]`. Defaults are the standard's
 /// (IEEE8021-CN-MIB); seed 004 uses Qeq 33 KB, 30 % jitters and a 10 ms timer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct QcnParams {
     /// CP equilibrium queue length Qeq.
@@ -521,6 +522,15 @@ impl QcnRp {
     pub fn is_released(&self) -> bool {
         self.current_rate_bps >= self.line_rate_bps
     }
+}
+
+/// The congestion notification message (CNM) a CP sends to the sampled frame's source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cnm {
+    /// Quantised feedback, 1..=2^fb_bits - 1.
+    pub qfb: u8,
+    /// The congestion point that sent it.
+    pub cpid: u32,
 }
 
 #[cfg(test)]

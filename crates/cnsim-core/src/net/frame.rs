@@ -1,8 +1,9 @@
 //! The frame: a small `Copy` value that moves from element to element along its route.
 //!
-//! Data frames and control frames (PAUSE, QCN CNM, BCN) are the same struct; control frames
+//! Data frames and control frames (PAUSE, scheme messages) are the same struct; control frames
 //! carry their message in `payload`. Frames are never heap-allocated.
 
+use crate::cc::CcMsg;
 use crate::time::SimTime;
 
 /// Index of a host (end node) in the scenario's `hosts` list.
@@ -11,16 +12,11 @@ pub type HostId = u32;
 /// "No rate-limiter tag" (BCN): the frame did not pass a limiter installed by a CP.
 pub const NO_TAG: u32 = u32::MAX;
 
-/// Which BCN message a congestion point sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BcnKind {
-    /// Ordinary feedback, Fb = -(Qoff + W*Qdelta), negative or positive.
-    Normal,
-    /// BCN-MAX: the queue is at or above the BCN-MAX threshold; Fb is -Fbmax.
-    Max,
-    /// BCN(0,0): severe congestion (q >= Qsc); the RP drops to Rmin (or stops).
-    ZeroZero,
-}
+/// Index of a flow in the run's flow table (flow workloads).
+pub type FlowId = u32;
+
+/// The frame belongs to no flow record (frame-level sources: bernoulli, cbr, saturate).
+pub const NO_FLOW: FlowId = u32::MAX;
 
 /// What a frame carries.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,17 +26,9 @@ pub enum Payload {
     Pause {
         quanta: u16,
     },
-    /// IEEE 802.1Qau congestion notification message: 6-bit quantised feedback.
-    Cnm {
-        qfb: u8,
-        cpid: u32,
-    },
-    /// BCN message; `fb` in feedback units (negative = decrease).
-    Bcn {
-        fb: f64,
-        cpid: u32,
-        kind: BcnKind,
-    },
+    /// A congestion-management scheme's message (CNM, BCN, probe...): elements route, queue
+    /// and count it without knowing what it means.
+    Cc(CcMsg),
 }
 
 impl Payload {
@@ -60,6 +48,8 @@ pub struct Frame {
     /// Flow key at the source: the destination host of the data flow. A CNM/BCN carries the
     /// flow it is about (the sampled frame's destination).
     pub flow: HostId,
+    /// The flow record a data frame belongs to (`NO_FLOW` for frame-level sources).
+    pub flow_id: FlowId,
     pub bytes: u32,
     /// When the source generated it (data) or the switch made it (control).
     pub born: SimTime,
@@ -76,6 +66,7 @@ impl Frame {
             src,
             dst,
             flow: dst,
+            flow_id: NO_FLOW,
             bytes,
             born,
             rl_tag: NO_TAG,
@@ -97,6 +88,7 @@ impl Frame {
             src,
             dst,
             flow,
+            flow_id: NO_FLOW,
             bytes,
             born,
             rl_tag: NO_TAG,

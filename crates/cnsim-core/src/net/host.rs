@@ -1,24 +1,35 @@
 //! An end node: traffic enters per-destination queues (VOQs) served round-robin onto the NIC
-//! link, each behind the flow's rate limiter (the reaction point) when congestion feedback has
-//! installed one; and a receiver (sink) that absorbs frames at its, possibly scheduled, rate.
+//! link, each behind the destination's rate limiter (the reaction point) when congestion
+//! feedback has installed one; and a receiver (sink) that absorbs frames at its, possibly
+//! scheduled, rate, with the scheme's notification point watching what arrives. The host names
+//! no scheme: it calls the RP and NP hooks of `cc` and sends the messages they return.
 
 use std::collections::VecDeque;
 
-use crate::cc::Limiter;
+use rustc_hash::FxHashMap;
+
+use crate::cc::{CcMsg, Limiter, NotificationPoint, Scheme};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
-use crate::net::frame::{Frame, HostId, Payload};
+use crate::net::frame::{FlowId, Frame, HostId, Payload};
 use crate::net::port::Port;
 use crate::net::Ctx;
 use crate::rng::SimRng;
-use crate::scenario::Watermarks;
+use crate::scenario::{FlowService, Watermarks};
 use crate::stats::{DropPlace, HostCounters};
 use crate::time::{serialization_time, SimTime};
 
-/// Frames waiting for one destination, and that flow's rate limiter.
+/// Frames and flows waiting for one destination, and that destination's rate limiter. A host
+/// keeps a VOQ only while it has work or a limiter (memory grows with active destinations, not
+/// with the number of hosts).
 #[derive(Default)]
 pub struct Voq {
+    pub dst: HostId,
     pub frames: VecDeque<Frame>,
+    /// Flows waiting to send to `dst`, oldest first; the head one is being sent.
+    pub flows: VecDeque<FlowId>,
+    /// Scheme messages riding the data queue towards `dst` (probes): sent first, unpaced.
+    pub own_frames: VecDeque<Frame>,
     pub bytes: u64,
     pub limiter: Option<Limiter>,
     /// The limiter lets the next frame go at this time (rate x size of the previous frame).
@@ -26,9 +37,6 @@ pub struct Voq {
     /// A saturating source is attached: frames of this size are made on demand.
     pub saturating_frame_bytes: Option<u32>,
     in_ring: bool,
-    /// Counts the timer events scheduled for this flow across all its limiters; an event
-    /// carries its count, so one left over from a released limiter never fires on the next.
-    timer_ticket: u32,
     /// The ticket of the event that counts, and the limiter timer generation it was set for.
     timer_pending: Option<(u32, u32)>,
     /// Probe entity id of the limiter ("host->dst"), interned on first use.
@@ -37,13 +45,20 @@ pub struct Voq {
 
 impl Voq {
     fn has_work(&self) -> bool {
-        !self.frames.is_empty() || self.saturating_frame_bytes.is_some()
+        !self.frames.is_empty()
+            || !self.flows.is_empty()
+            || !self.own_frames.is_empty()
+            || self.saturating_frame_bytes.is_some()
+    }
+
+    fn is_idle(&self) -> bool {
+        !self.in_ring && !self.has_work() && self.limiter.is_none()
     }
 
     fn ready_at(&self) -> SimTime {
         match &self.limiter {
-            Some(l) => self.next_allowed.max(l.stopped_until()),
-            None => SimTime::ZERO,
+            Some(l) if self.own_frames.is_empty() => self.next_allowed.max(l.stopped_until()),
+            _ => SimTime::ZERO,
         }
     }
 }
@@ -64,8 +79,16 @@ pub struct Host {
     pub id: HostId,
     pub name: String,
     pub port: Port,
+    /// VOQ slots; `voq_slot` maps a destination to its slot, freed slots are reused.
     pub voqs: Vec<Voq>,
+    voq_slot: FxHashMap<HostId, u32>,
+    free_slots: Vec<u32>,
+    /// Round-robin order of the slots with work.
     ring: VecDeque<u32>,
+    /// Counts the RP timer events this host scheduled; an event carries its count, so one left
+    /// over from a released limiter never fires on a later one.
+    timer_ticket: u32,
+    pub flow_service: FlowService,
     pub nic_bytes: u64,
     pub nic_limit_bytes: Option<u64>,
     wake_generation: u32,
@@ -77,16 +100,22 @@ pub struct Host {
     /// Randomness of this host's reaction points.
     pub rng: SimRng,
     rate_limiters_paused: bool,
+    /// The scheme's notification point, if it has one.
+    pub np: Option<NotificationPoint>,
 }
 
 impl Host {
-    pub fn new(id: HostId, name: String, port: Port, n_hosts: usize, rng: SimRng) -> Host {
+    pub fn new(id: HostId, name: String, port: Port, rng: SimRng) -> Host {
         Host {
             id,
             name,
             port,
-            voqs: (0..n_hosts).map(|_| Voq::default()).collect(),
+            voqs: Vec::new(),
+            voq_slot: FxHashMap::default(),
+            free_slots: Vec::new(),
             ring: VecDeque::new(),
+            timer_ticket: 0,
+            flow_service: FlowService::Fifo,
             nic_bytes: 0,
             nic_limit_bytes: None,
             wake_generation: 0,
@@ -96,14 +125,47 @@ impl Host {
             counters: HostCounters::default(),
             rng,
             rate_limiters_paused: false,
+            np: None,
         }
     }
 
-    fn add_to_ring(&mut self, dst: u32) {
-        let voq = &mut self.voqs[dst as usize];
+    /// The VOQ slot of `dst`, made if the host has none (with the scheme's RP, for schemes
+    /// whose RP acts before any feedback).
+    fn slot_of(&mut self, dst: HostId, scheme: &Scheme) -> u32 {
+        if let Some(&slot) = self.voq_slot.get(&dst) {
+            return slot;
+        }
+        let slot = self.free_slots.pop().unwrap_or_else(|| {
+            self.voqs.push(Voq::default());
+            (self.voqs.len() - 1) as u32
+        });
+        let voq = &mut self.voqs[slot as usize];
+        voq.dst = dst;
+        voq.limiter = Limiter::for_new_destination(scheme, self.port.line_rate_bps);
+        self.voq_slot.insert(dst, slot);
+        slot
+    }
+
+    /// The VOQ of `dst`, if the host has one.
+    pub fn voq(&self, dst: HostId) -> Option<&Voq> {
+        self.voq_slot.get(&dst).map(|&s| &self.voqs[s as usize])
+    }
+
+    /// Frees a slot that has nothing left to do.
+    fn release_if_idle(&mut self, slot: u32) {
+        let voq = &mut self.voqs[slot as usize];
+        if voq.is_idle() {
+            self.voq_slot.remove(&voq.dst);
+            *voq = Voq::default();
+            self.free_slots.push(slot);
+        }
+    }
+
+    fn add_to_ring(&mut self, slot: u32) {
+        let voq = &mut self.voqs[slot as usize];
         if !voq.in_ring && voq.has_work() {
             voq.in_ring = true;
-            self.ring.push_back(dst);
+            self.ring.push_back(slot);
         }
     }
 
@@ -114,24 +176,35 @@ impl Host {
         self.counters.generated_frames += 1;
         self.counters.generated_bytes += frame.bytes as u64;
         let bytes = frame.bytes as u64;
-        let voq = &mut self.voqs[frame.dst as usize];
         if self
             .nic_limit_bytes
             .is_some_and(|l| self.nic_bytes + bytes > l)
         {
-            let place = if voq.limiter.is_some() {
+            let limited = self.voq(frame.dst).is_some_and(|v| v.limiter.is_some());
+            let place = if limited {
                 DropPlace::Rp
             } else {
                 DropPlace::Nic
             };
-            ctx.counters.drop(place);
+            ctx.drop_frame(place, &frame);
             self.counters.dropped_frames += 1;
             return;
         }
+        let slot = self.slot_of(frame.dst, ctx.scheme);
+        let voq = &mut self.voqs[slot as usize];
         voq.frames.push_back(frame);
         voq.bytes += bytes;
         self.nic_bytes += bytes;
-        self.add_to_ring(frame.dst);
+        self.add_to_ring(slot);
+        self.try_transmit(me, ctx);
+    }
+
+    /// Flow `id` to `dst` starts: it waits behind the VOQ's earlier flows. Its frames are cut
+    /// when the VOQ is served (flows live in the application, not in the NIC buffer).
+    pub fn start_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
+        let slot = self.slot_of(dst, ctx.scheme);
+        self.voqs[slot as usize].flows.push_back(id);
+        self.add_to_ring(slot);
         self.try_transmit(me, ctx);
     }
 
@@ -143,8 +216,10 @@ impl Host {
         frame_bytes: Option<u32>,
         ctx: &mut Ctx,
     ) {
-        self.voqs[dst as usize].saturating_frame_bytes = frame_bytes;
-        self.add_to_ring(dst);
+        let slot = self.slot_of(dst, ctx.scheme);
+        self.voqs[slot as usize].saturating_frame_bytes = frame_bytes;
+        self.add_to_ring(slot);
+        self.release_if_idle(slot);
         self.try_transmit(me, ctx);
     }
 
@@ -162,10 +237,12 @@ impl Host {
             true
         } else if self.port.is_paused(now) {
             false
-        } else if let Some(dst) = self.pick_voq(me, now, ctx) {
-            let frame = self.take_frame(dst, now, ctx);
+        } else if let Some(slot) = self.pick_voq(me, now, ctx) {
+            let frame = self.take_frame(slot, now, ctx);
             self.send(me, frame, now, ctx);
-            self.after_transmit(me, dst, frame.bytes, now, ctx);
+            if frame.is_data() {
+                self.after_transmit(me, slot, frame.bytes, now, ctx);
+            }
             true
         } else {
             false
@@ -202,7 +279,7 @@ impl Host {
     fn earliest_ready(&self) -> Option<SimTime> {
         self.ring
             .iter()
-            .map(|&d| &self.voqs[d as usize])
+            .map(|&slot| &self.voqs[slot as usize])
             .filter(|v| v.has_work())
             .map(Voq::ready_at)
             .min()
@@ -229,16 +306,17 @@ impl Host {
     fn pick_voq(&mut self, me: NodeIdx, now: SimTime, ctx: &mut Ctx) -> Option<u32> {
         let mut earliest = SimTime::MAX;
         for _ in 0..self.ring.len() {
-            let dst = self.ring.pop_front().expect("ring length checked");
-            let voq = &mut self.voqs[dst as usize];
+            let slot = self.ring.pop_front().expect("ring length checked");
+            let voq = &mut self.voqs[slot as usize];
             if !voq.has_work() {
                 voq.in_ring = false;
+                self.release_if_idle(slot);
                 continue;
             }
-            self.ring.push_back(dst);
+            self.ring.push_back(slot);
             let ready = voq.ready_at();
             if ready <= now {
-                return Some(dst);
+                return Some(slot);
             }
             earliest = earliest.min(ready);
         }
@@ -255,47 +333,98 @@ impl Host {
         }
     }
 
-    fn take_frame(&mut self, dst: u32, now: SimTime, ctx: &mut Ctx) -> Frame {
-        let voq = &mut self.voqs[dst as usize];
-        let mut frame = match voq.frames.pop_front() {
-            Some(f) => {
-                voq.bytes -= f.bytes as u64;
-                self.nic_bytes -= f.bytes as u64;
-                f
-            }
-            None => {
-                let bytes = voq.saturating_frame_bytes.expect("picked VOQ has work");
-                ctx.counters.generated += 1;
-                self.counters.generated_frames += 1;
-                self.counters.generated_bytes += bytes as u64;
-                Frame::data(self.id, dst, bytes, now)
-            }
+    fn take_frame(&mut self, slot: u32, now: SimTime, ctx: &mut Ctx) -> Frame {
+        let voq = &mut self.voqs[slot as usize];
+        if let Some(own) = voq.own_frames.pop_front() {
+            return own;
+        }
+        let from_flow = match (voq.frames.front(), voq.flows.front()) {
+            (Some(queued), Some(&id)) => ctx.flows.flows[id as usize].start < queued.born,
+            (None, Some(_)) => true,
+            _ => false,
         };
+        let mut frame = if from_flow {
+            let id = voq.flows.pop_front().expect("checked");
+            let (bytes, finished) = ctx.flows.take_frame_bytes(id);
+            if !finished {
+                match self.flow_service {
+                    FlowService::Fifo => voq.flows.push_front(id),
+                    FlowService::RoundRobin => voq.flows.push_back(id),
+                }
+            }
+            count_made(&mut self.counters, bytes, ctx);
+            let mut f = Frame::data(self.id, voq.dst, bytes, now);
+            f.flow_id = id;
+            f
+        } else if let Some(f) = voq.frames.pop_front() {
+            voq.bytes -= f.bytes as u64;
+            self.nic_bytes -= f.bytes as u64;
+            f
+        } else {
+            let bytes = voq.saturating_frame_bytes.expect("picked VOQ has work");
+            count_made(&mut self.counters, bytes, ctx);
+            Frame::data(self.id, voq.dst, bytes, now)
+        };
+        let voq = &mut self.voqs[slot as usize];
         if let Some(limiter) = &voq.limiter {
-            frame.rl_tag = limiter.tag();
+            limiter.stamp(&mut frame);
             voq.next_allowed = now + serialization_time(frame.bytes as u64, limiter.rate_bps());
         }
         frame
     }
 
-    fn after_transmit(&mut self, me: NodeIdx, dst: u32, bytes: u32, now: SimTime, ctx: &mut Ctx) {
+    fn after_transmit(&mut self, me: NodeIdx, slot: u32, bytes: u32, now: SimTime, ctx: &mut Ctx) {
         self.counters.tx_frames += 1;
         self.counters.tx_bytes += bytes as u64;
-        if let Some(limiter) = self.voqs[dst as usize].limiter.as_mut() {
-            limiter.on_transmit(bytes, now, &mut self.rng);
-            self.after_limiter_change(me, dst, ctx);
+        let voq = &mut self.voqs[slot as usize];
+        if let Some(limiter) = voq.limiter.as_mut() {
+            if let Some(msg) = limiter.on_transmit(bytes, now, &mut self.rng) {
+                let dst = voq.dst;
+                self.queue_message(msg, self.id, dst, ctx);
+            }
+            self.after_limiter_change(me, slot, ctx);
+        }
+    }
+
+    /// Queues a scheme message from this host to `to`, about the data flow that goes to
+    /// `flow_dst` (its RP key at the source): at control priority, or behind `to`'s VOQ when
+    /// it rides the data queue. The caller lets the NIC decide what to send next.
+    fn queue_message(&mut self, msg: CcMsg, about_src: HostId, flow_dst: HostId, ctx: &mut Ctx) {
+        let bytes = msg.bytes(ctx.scheme);
+        ctx.counters.control(msg.kind(), bytes);
+        let to = if msg.for_reaction_point() {
+            about_src
+        } else {
+            flow_dst
+        };
+        let frame = Frame::control(
+            Payload::Cc(msg),
+            about_src,
+            to,
+            flow_dst,
+            bytes,
+            ctx.q.now(),
+        );
+        if msg.rides_data_queue() {
+            let slot = self.slot_of(to, ctx.scheme);
+            self.voqs[slot as usize].own_frames.push_back(frame);
+            self.add_to_ring(slot);
+        } else {
+            self.port.ctrl_q.push_back(frame);
         }
     }
 
     /// After any limiter state change: release it at line rate, (re)arm its timer.
-    fn after_limiter_change(&mut self, me: NodeIdx, dst: u32, ctx: &mut Ctx) {
-        let voq = &mut self.voqs[dst as usize];
+    fn after_limiter_change(&mut self, me: NodeIdx, slot: u32, ctx: &mut Ctx) {
+        let voq = &mut self.voqs[slot as usize];
         let Some(limiter) = voq.limiter.as_ref() else {
+            self.release_if_idle(slot);
             return;
         };
         if limiter.is_released() {
             voq.limiter = None;
             voq.timer_pending = None;
+            self.release_if_idle(slot);
             return;
         }
         let Some((at, generation)) = limiter.timer() else {
@@ -305,9 +434,10 @@ impl Host {
         if voq.timer_pending.is_some_and(|(_, g)| g == generation) {
             return;
         }
-        voq.timer_ticket = voq.timer_ticket.wrapping_add(1);
-        voq.timer_pending = Some((voq.timer_ticket, generation));
-        let ticket = voq.timer_ticket;
+        self.timer_ticket = self.timer_ticket.wrapping_add(1);
+        let ticket = self.timer_ticket;
+        voq.timer_pending = Some((ticket, generation));
+        let dst = voq.dst;
         ctx.q.schedule(
             at.max(ctx.q.now()),
             EventKind::RpTimer {
@@ -320,7 +450,10 @@ impl Host {
 
     pub fn on_rp_timer(&mut self, me: NodeIdx, dst: u32, ticket: u32, ctx: &mut Ctx) {
         let now = ctx.q.now();
-        let voq = &mut self.voqs[dst as usize];
+        let Some(&slot) = self.voq_slot.get(&dst) else {
+            return;
+        };
+        let voq = &mut self.voqs[slot as usize];
         let Some(limiter) = voq.limiter.as_mut() else {
             return;
         };
@@ -332,15 +465,33 @@ impl Host {
         }
         voq.timer_pending = None;
         limiter.on_timer(generation, now, &mut self.rng);
-        self.after_limiter_change(me, dst, ctx);
+        self.after_limiter_change(me, slot, ctx);
         self.try_transmit(me, ctx);
     }
 
     pub fn receive(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
         match frame.payload {
-            Payload::Data => self.receive_data(me, frame, ctx),
+            Payload::Data => {
+                self.notify(me, &frame, ctx);
+                self.receive_data(me, frame, ctx)
+            }
             Payload::Pause { quanta } => self.receive_pause(me, quanta, ctx),
-            Payload::Cnm { .. } | Payload::Bcn { .. } => self.receive_feedback(me, frame, ctx),
+            Payload::Cc(msg) if msg.for_reaction_point() => {
+                self.receive_feedback(me, &msg, frame.flow, ctx)
+            }
+            Payload::Cc(_) => self.notify(me, &frame, ctx),
+        }
+    }
+
+    /// The NP hook: a data frame or a message for the NP arrived; send its answer, if any, to
+    /// the frame's source.
+    fn notify(&mut self, me: NodeIdx, frame: &Frame, ctx: &mut Ctx) {
+        let Some(np) = self.np.as_mut() else {
+            return;
+        };
+        if let Some(reply) = np.on_receive(frame, ctx.q.now()) {
+            self.queue_message(reply, frame.src, self.id, ctx);
+            self.try_transmit(me, ctx);
         }
     }
 
@@ -370,21 +521,22 @@ impl Host {
         }
     }
 
-    fn receive_feedback(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
+    /// A message for the RP of the destination `flow_dst`.
+    fn receive_feedback(&mut self, me: NodeIdx, msg: &CcMsg, flow_dst: HostId, ctx: &mut Ctx) {
         let now = ctx.q.now();
         let line_rate = self.port.line_rate_bps;
-        let voq = &mut self.voqs[frame.flow as usize];
+        let slot = self.slot_of(flow_dst, ctx.scheme);
+        let voq = &mut self.voqs[slot as usize];
         if voq.limiter.is_none() {
-            voq.limiter =
-                Limiter::install(ctx.scheme, &frame.payload, line_rate, now, &mut self.rng);
+            voq.limiter = Limiter::install(ctx.scheme, msg, line_rate, now, &mut self.rng);
             if let Some(l) = voq.limiter.as_mut() {
                 l.set_paused(self.rate_limiters_paused, now);
             }
         }
         if let Some(l) = voq.limiter.as_mut() {
-            l.on_feedback(&frame.payload, now, &mut self.rng);
+            l.on_feedback(msg, now, &mut self.rng);
         }
-        self.after_limiter_change(me, frame.flow, ctx);
+        self.after_limiter_change(me, slot, ctx);
         self.try_transmit(me, ctx);
     }
 
@@ -396,7 +548,7 @@ impl Host {
         }
         let bytes = frame.bytes as u64;
         if rx.limit_bytes.is_some_and(|l| rx.bytes + bytes > l) {
-            ctx.counters.drop(DropPlace::Rx);
+            ctx.drop_frame(DropPlace::Rx, &frame);
             return;
         }
         rx.queue.push_back(frame);
@@ -434,6 +586,7 @@ impl Host {
     }
 
     fn deliver(&mut self, frame: Frame, ctx: &mut Ctx) {
+        ctx.flows.on_delivered(&frame, ctx.q.now());
         let latency_s = (ctx.q.now() - frame.born).as_secs_f64();
         ctx.counters.delivered += 1;
         ctx.counters.delivered_bytes += frame.bytes as u64;
@@ -470,6 +623,13 @@ impl Host {
     }
 }
 
+/// A frame made when it is sent (saturating sources, flows) is generated at that moment.
+fn count_made(counters: &mut HostCounters, bytes: u32, ctx: &mut Ctx) {
+    ctx.counters.generated += 1;
+    counters.generated_frames += 1;
+    counters.generated_bytes += bytes as u64;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,7 +640,8 @@ mod tests {
     use crate::stats::Counters;
 
     fn cnm(qfb: u8) -> Frame {
-        Frame::control(Payload::Cnm { qfb, cpid: 0 }, 0, 0, 1, 64, SimTime::ZERO)
+        let msg = CcMsg::Cnm(crate::cc::qcn::Cnm { qfb, cpid: 0 });
+        Frame::control(Payload::Cc(msg), 0, 0, 1, 64, SimTime::ZERO)
     }
 
     /// The newest RP timer ticket among the pending events (the clock moves to the last one).
@@ -498,29 +659,26 @@ mod tests {
     #[test]
     fn stale_timer_of_a_released_limiter_is_ignored() {
         let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
-        let mut host = Host::new(
-            0,
-            "h".into(),
-            port,
-            2,
-            stream(1, StreamKind::ReactionPoint, 0),
-        );
+        let mut host = Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0));
         let (mut q, mut counters) = (EventQueue::new(), Counters::default());
+        let mut flows = crate::flows::FlowTable::default();
         let scheme = Scheme::Qcn(QcnParams::default());
         let mut ctx = Ctx {
             q: &mut q,
             counters: &mut counters,
+            flows: &mut flows,
             scheme: &scheme,
             control_bytes: 64,
         };
         host.receive(0, cnm(63), &mut ctx);
         // Release the first limiter as reaching line rate would, then install a second one.
-        host.voqs[1].limiter = None;
-        host.voqs[1].timer_pending = None;
+        let slot = host.voq_slot[&1] as usize;
+        host.voqs[slot].limiter = None;
+        host.voqs[slot].timer_pending = None;
         host.receive(0, cnm(63), &mut ctx);
         let stale = 1;
         host.on_rp_timer(0, 1, stale, &mut ctx);
-        let Some(Limiter::Qcn(rp)) = &host.voqs[1].limiter else {
+        let Some(Limiter::Qcn(rp)) = &host.voq(1).unwrap().limiter else {
             panic!("QCN limiter")
         };
         assert_eq!(
@@ -532,7 +690,7 @@ mod tests {
         let current = newest_ticket(ctx.q);
         assert_ne!(current, stale);
         host.on_rp_timer(0, 1, current, &mut ctx);
-        let Some(Limiter::Qcn(rp)) = &host.voqs[1].limiter else {
+        let Some(Limiter::Qcn(rp)) = &host.voq(1).unwrap().limiter else {
             panic!("QCN limiter")
         };
         assert_eq!(rp.timer_stage(), 1);

@@ -9,18 +9,29 @@ pub mod switch;
 
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
-use crate::stats::Counters;
+use crate::flows::FlowTable;
+use crate::stats::{Counters, DropPlace};
 use frame::Frame;
 use host::Host;
 use port::{PauseTimer, Port};
 use switch::Switch;
 
-/// What an element may touch besides itself: the clock/event queue and global counters.
+/// What an element may touch besides itself: the clock/event queue, global counters and the
+/// flow records.
 pub struct Ctx<'a> {
     pub q: &'a mut EventQueue,
     pub counters: &'a mut Counters,
+    pub flows: &'a mut FlowTable,
     pub scheme: &'a Scheme,
     pub control_bytes: u32,
+}
+
+impl Ctx<'_> {
+    /// Counts a data frame lost at `place`, against its flow too.
+    pub fn drop_frame(&mut self, place: DropPlace, frame: &Frame) {
+        self.counters.drop(place);
+        self.flows.on_dropped(frame);
+    }
 }
 
 pub enum Node {

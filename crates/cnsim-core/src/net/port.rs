@@ -208,7 +208,9 @@ impl Port {
     pub fn data_frames_held(&self) -> u64 {
         let sending = self.sending.is_some_and(|f| f.is_data()) as u64;
         let piped = self.pipe.iter().filter(|(_, f)| f.is_data()).count() as u64;
-        self.data_q.len() as u64 + sending + piped
+        // Probes riding the data queue are not data.
+        let queued = self.data_q.iter().filter(|f| f.is_data()).count() as u64;
+        queued + sending + piped
     }
 
     /// Mean data queue from time 0 to `now`, in bytes.

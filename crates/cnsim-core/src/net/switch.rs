@@ -4,17 +4,19 @@
 //! Buffer model (all limits optional, checked in this order, each drop counted at its place):
 //! memory partitioned per input port (`ingress`), shared memory (`shared`), per-output queue
 //! limit (`egress`). A frame is buffered from its arrival (after the switch latency) until its
-//! transmission starts. Control frames (PAUSE, CNM, BCN) bypass the buffer at strict priority.
+//! transmission starts. Control frames (PAUSE, and scheme messages at control priority) bypass
+//! the buffer at strict priority; scheme messages that ride the data queue (probes) are
+//! buffered like data. The switch names no scheme: it calls the congestion-point hooks at
+//! enqueue and dequeue and forwards whatever message they return.
 
-use crate::cc::CongestionPoint;
+use crate::cc::{CcMsg, CongestionPoint};
 use crate::engine::{EventKind, NodeIdx, PortIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
-use crate::net::frame::BcnKind;
 use crate::net::frame::{Frame, Payload};
 use crate::net::port::Port;
 use crate::net::{schedule_tx_done, Ctx};
 use crate::scenario::{PauseTrigger, SwitchPause};
-use crate::stats::{ControlKind, DropPlace};
+use crate::stats::DropPlace;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BufferLimits {
@@ -83,9 +85,10 @@ impl Switch {
 
     pub fn receive(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
         match frame.payload {
-            Payload::Data => self.on_data(me, in_port, frame, ctx),
+            Payload::Data => self.on_buffered(me, in_port, frame, ctx),
             Payload::Pause { quanta } => self.on_pause_frame(me, in_port, quanta, ctx),
-            Payload::Cnm { .. } | Payload::Bcn { .. } => {
+            Payload::Cc(msg) if msg.rides_data_queue() => self.on_buffered(me, in_port, frame, ctx),
+            Payload::Cc(_) => {
                 let out = self.route[frame.dst as usize];
                 self.ports[out as usize].ctrl_q.push_back(frame);
                 self.try_transmit(me, out, ctx);
@@ -118,12 +121,17 @@ impl Switch {
         }
     }
 
-    fn on_data(&mut self, me: NodeIdx, in_port: PortIdx, mut frame: Frame, ctx: &mut Ctx) {
+    /// A data frame, or a message riding the data queue, enters the buffer.
+    fn on_buffered(&mut self, me: NodeIdx, in_port: PortIdx, mut frame: Frame, ctx: &mut Ctx) {
         let now = ctx.q.now();
         let out = self.route[frame.dst as usize] as usize;
         let bytes = frame.bytes as u64;
         if let Some(place) = self.admission_drop(in_port as usize, out, bytes) {
-            ctx.counters.drop(place);
+            if !frame.is_data() {
+                ctx.counters.control_dropped += 1;
+                return;
+            }
+            ctx.drop_frame(place, &frame);
             self.ports[out].stats.dropped_frames += 1;
             self.dropped_frames += 1;
             return;
@@ -140,50 +148,37 @@ impl Switch {
         self.ingress_bytes[in_port as usize] += bytes;
         let port = &mut self.ports[out];
         port.change_queue(now, true, bytes);
-        port.data_q.push_back(frame);
         let queue_bytes = port.data_bytes;
-        if let Some(cp) = self.cps[out].as_mut() {
-            if let Some(msg) = cp.on_data_enqueue(queue_bytes, frame.bytes, frame.rl_tag) {
-                let bytes = cp.message_bytes(ctx.scheme);
-                self.send_feedback(me, &frame, msg, bytes, ctx);
-            }
+        let msg = self.cps[out]
+            .as_mut()
+            .and_then(|cp| cp.on_enqueue(&mut frame, queue_bytes));
+        self.ports[out].data_q.push_back(frame);
+        if let Some(msg) = msg {
+            self.send_message(me, &frame, msg, ctx);
         }
         self.update_pause(me, in_port as usize, out, ctx);
         self.try_transmit(me, out as PortIdx, ctx);
     }
 
-    /// Sends a congestion message about `sampled` back to its source at control priority.
-    fn send_feedback(
-        &mut self,
-        me: NodeIdx,
-        sampled: &Frame,
-        msg: Payload,
-        bytes: u32,
-        ctx: &mut Ctx,
-    ) {
-        let kind = match msg {
-            Payload::Cnm { .. } => ControlKind::Cnm,
-            Payload::Bcn {
-                kind: BcnKind::ZeroZero,
-                ..
-            } => ControlKind::Bcn00,
-            Payload::Bcn {
-                kind: BcnKind::Max, ..
-            } => ControlKind::BcnMax,
-            Payload::Bcn { fb, .. } if fb > 0.0 => ControlKind::BcnPositive,
-            _ => ControlKind::BcnNegative,
-        };
-        ctx.counters.control(kind, bytes);
-        let cnm = Frame::control(
-            msg,
-            sampled.src,
-            sampled.src,
-            sampled.flow,
+    /// Sends a scheme's message about `about` back to that frame's source.
+    fn send_message(&mut self, me: NodeIdx, about: &Frame, msg: CcMsg, ctx: &mut Ctx) {
+        let bytes = msg.bytes(ctx.scheme);
+        ctx.counters.control(msg.kind(), bytes);
+        let mut reply = Frame::control(
+            Payload::Cc(msg),
+            about.src,
+            about.src,
+            about.flow,
             bytes,
             ctx.q.now(),
         );
-        let back = self.route[sampled.src as usize];
-        self.ports[back as usize].ctrl_q.push_back(cnm);
+        reply.flow_id = about.flow_id;
+        let back = self.route[about.src as usize];
+        if msg.rides_data_queue() {
+            self.on_buffered(me, back, reply, ctx);
+            return;
+        }
+        self.ports[back as usize].ctrl_q.push_back(reply);
         self.try_transmit(me, back, ctx);
     }
 
@@ -201,16 +196,24 @@ impl Switch {
         if port.is_paused(now) {
             return;
         }
-        let Some(frame) = port.data_q.pop_front() else {
+        let Some(mut frame) = port.data_q.pop_front() else {
             return;
         };
         let bytes = frame.bytes as u64;
-        let done = port.begin_tx(frame, now);
         port.change_queue(now, false, bytes);
+        let queue_bytes = port.data_bytes;
+        let msg = self.cps[p as usize]
+            .as_mut()
+            .and_then(|cp| cp.on_dequeue(&mut frame, queue_bytes));
+        let port = &mut self.ports[p as usize];
+        let done = port.begin_tx(frame, now);
         schedule_tx_done(ctx, done, me, p);
         self.memory_bytes -= bytes;
         self.ingress_bytes[frame.ingress as usize] -= bytes;
         self.update_pause(me, frame.ingress as usize, p as usize, ctx);
+        if let Some(msg) = msg {
+            self.send_message(me, &frame, msg, ctx);
+        }
     }
 
     /// Re-evaluates the pause conditions that a change at (input, output) may have flipped, and

@@ -4,15 +4,19 @@
 //! path of the field (`traffic[2].load: must be in (0, 1] (got 1.5)`), and the resolved scenario
 //! (defaults filled in) is written next to every result so a run can always be repeated.
 
+pub mod flows;
 mod overrides;
 mod validate;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cc::bcn::BcnParams;
+use crate::cc::path_probe::PathProbeParams;
 use crate::cc::qcn::QcnParams;
 use crate::error::ConfigError;
 
+pub use flows::{FlowSpec, SizeSpec};
 pub use overrides::apply_override;
 pub use validate::{
     Estimate, DEFAULT_MAX_EVENTS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_PROBE_SAMPLES,
@@ -22,7 +26,7 @@ pub use validate::{
 /// Pause duration sent with XOFF by default: the maximum, 65535 quanta (3.36 ms at 10 Gb/s).
 pub const DEFAULT_XOFF_QUANTA: u16 = u16::MAX;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
@@ -31,6 +35,7 @@ pub struct Scenario {
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// Simulated time to run.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub duration_s: f64,
     pub hosts: Vec<HostSpec>,
     #[serde(default)]
@@ -54,7 +59,7 @@ pub struct Scenario {
 /// Fail-fast resource caps: validation estimates a run's events, probe samples and memory and
 /// refuses a scenario above a cap with an error naming the cap, instead of running for hours
 /// or until the machine runs out of memory. None = the default cap.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSpec {
     /// Simulated events (default 1e10, some 20 minutes at 10 M events/s).
@@ -80,7 +85,7 @@ fn default_seed() -> u64 {
 
 /// Control frames (PAUSE, CNM, BCN) always overtake data in every output queue (strict
 /// priority), and are never paused or dropped.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelSpec {
     /// Bytes of preamble + inter-frame gap added to each frame on the wire (0 in the seeds).
@@ -88,6 +93,9 @@ pub struct ModelSpec {
     /// Size of PAUSE frames (CNM and BCN sizes are `congestion.qcn.cnm_bytes` /
     /// `congestion.bcn.bcn_bytes`).
     pub control_frame_bytes: u32,
+    /// How a host serves the flows waiting for one destination (one VOQ): first come, first
+    /// served, or a frame from each in turn.
+    pub flow_service: FlowService,
 }
 
 impl Default for ModelSpec {
@@ -95,19 +103,30 @@ impl Default for ModelSpec {
         ModelSpec {
             wire_overhead_bytes: 0,
             control_frame_bytes: 64,
+            flow_service: FlowService::Fifo,
         }
     }
 }
 
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowService {
+    /// A flow sends all its bytes before the next flow to the same destination starts.
+    #[default]
+    Fifo,
+    /// Flows to the same destination take turns, one frame each.
+    RoundRobin,
+}
+
 /// A point where a service rate changes (a link direction or a host's receiver).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RateStep {
     pub at_s: f64,
     pub rate_bps: f64,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     pub name: String,
@@ -132,7 +151,7 @@ pub struct HostSpec {
     pub response_delay_s: f64,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Watermarks {
     /// Send XOFF when the watched byte count rises above this.
@@ -148,7 +167,7 @@ fn default_quanta() -> u16 {
     DEFAULT_XOFF_QUANTA
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum PauseTrigger {
     /// Total switch memory (seed 000): pause every input.
@@ -159,7 +178,7 @@ pub enum PauseTrigger {
     Egress,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchPause {
     pub trigger: PauseTrigger,
@@ -169,7 +188,7 @@ pub struct SwitchPause {
     pub quanta: u16,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchSpec {
     pub name: String,
@@ -196,11 +215,12 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// The two nodes (host or switch names) the link joins.
     pub ends: [String; 2],
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub rate_bps: f64,
     /// One-way propagation delay.
     #[serde(default)]
@@ -213,7 +233,7 @@ pub struct LinkSpec {
     pub schedule: Vec<LinkRateStep>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkRateStep {
     pub from: String,
@@ -221,7 +241,7 @@ pub struct LinkRateStep {
     pub rate_bps: f64,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TrafficKind {
     /// A frame arrives at each frame slot of the line rate with probability `load`.
@@ -230,25 +250,34 @@ pub enum TrafficKind {
     Cbr,
     /// Always backlogged (saturating UDP): sends whenever the NIC and its limiter allow.
     Saturate,
+    /// Flows: Poisson arrivals per source at `load`, sizes drawn from `size`.
+    Flows,
+    /// Flows read from a trace file (`trace`) or listed inline (`flows`).
+    FlowTrace,
 }
 
 /// Where a source's frames go: one host, "uniform" over all others, or a list (uniform over it).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(untagged)]
 pub enum DstSpec {
     One(String),
     Many(Vec<String>),
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficSpec {
     pub kind: TrafficKind,
     /// The sending hosts; each gets its own source with its own random stream.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
-    pub dst: DstSpec,
-    /// Offered load as a fraction of the host's line rate (bernoulli).
+    /// A host, "uniform" (all others), a list, or "permutation" (flows: each sender gets one
+    /// fixed partner, a random derangement of the entry's hosts). Not for `flow_trace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<DstSpec>,
+    /// Offered load as a fraction of the host's line rate (bernoulli, flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1))]
     pub load: Option<f64>,
     /// Rate (cbr).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -259,13 +288,30 @@ pub struct TrafficSpec {
     pub start_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_s: Option<f64>,
+    /// Flow sizes (flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeSpec>,
+    /// Trace file of flows, CSV `start_s,src,dst,size_bytes[,priority]` (flow_trace; a path
+    /// relative to the scenario file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Flows listed inline (flow_trace).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowSpec>,
+    /// Priority class (0-7) of the entry's flows (flows; a trace gives its own per flow).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: u8,
+}
+
+fn is_zero(v: &u8) -> bool {
+    *v == 0
 }
 
 fn default_frame_bytes() -> u32 {
     1500
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Scheme {
     #[default]
@@ -274,9 +320,11 @@ pub enum Scheme {
     Bcn,
     /// BCN with ECM's defaults (`BcnParams::ecm`), overridden by `[congestion.bcn]`.
     Ecm,
+    /// Path probes (a diagnostic scheme): the longest queue on each path, per destination.
+    PathProbe,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CongestionSpec {
     #[serde(default)]
@@ -285,9 +333,11 @@ pub struct CongestionSpec {
     pub qcn: Option<QcnParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bcn: Option<BcnParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_probe: Option<PathProbeParams>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportSpec {
     /// Interval of the periodic probes (throughput, queues, rates).
@@ -306,7 +356,7 @@ pub struct ReportSpec {
 
 /// Transient duration by Jain's initial data deletion (seed 001), computed by the Python
 /// analysis from the probes (over replications when a sweep averages them).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransientSpec {
     #[serde(default = "default_transient_metric")]
@@ -364,7 +414,7 @@ impl Default for ReportSpec {
 }
 
 /// Recovery time (seed 004): computed by the Python analysis from the probes.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecoverySpec {
     /// When the capacity returns (the end of the rate drop).
@@ -392,7 +442,7 @@ fn default_band() -> f64 {
     0.05
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum PlotKind {
     #[default]
@@ -400,7 +450,7 @@ pub enum PlotKind {
     Bar,
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Aggregate {
     #[default]
@@ -409,7 +459,7 @@ pub enum Aggregate {
 }
 
 /// A figure the Python side draws from the probes (or the summary, for bars).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlotSpec {
     pub name: String,
@@ -442,9 +492,16 @@ pub const METRICS: &[&str] = &[
     "rp_target_bps",
     "cp_fb",
     "cp_messages",
+    "rp_feedback",
 ];
 
 impl Scenario {
+    /// The scenario's JSON Schema (draft 2020-12), generated from these types so editors and
+    /// `jsonschema` check a file against the same rules serde applies (`cnsim schema`).
+    pub fn json_schema() -> serde_json::Value {
+        schemars::schema_for!(Scenario).to_value()
+    }
+
     /// Parses TOML text, applies `--set path=value` overrides, fills defaults and validates.
     pub fn from_toml(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ConfigError> {
         let mut value: toml::Table = text
@@ -477,6 +534,9 @@ impl Scenario {
             }
             Scheme::Ecm if self.congestion.bcn.is_none() => {
                 self.congestion.bcn = Some(BcnParams::ecm())
+            }
+            Scheme::PathProbe if self.congestion.path_probe.is_none() => {
+                self.congestion.path_probe = Some(PathProbeParams::default())
             }
             _ => {}
         }

@@ -49,3 +49,25 @@ fn ecm_without_a_table_is_ecm() {
     let s = Scenario::from_toml(&text, &[]).expect("valid");
     assert_eq!(s.congestion.bcn, Some(BcnParams::ecm()));
 }
+
+#[test]
+fn json_schema_names_every_top_level_field_and_rejects_unknown_keys() {
+    let schema = Scenario::json_schema();
+    let props = schema["properties"].as_object().expect("properties");
+    for field in [
+        "name",
+        "duration_s",
+        "hosts",
+        "links",
+        "traffic",
+        "congestion",
+        "report",
+    ] {
+        assert!(props.contains_key(field), "{field} missing");
+    }
+    assert_eq!(schema["additionalProperties"], serde_json::json!(false));
+    assert_eq!(
+        schema["required"],
+        serde_json::json!(["name", "duration_s", "hosts", "links"])
+    );
+}

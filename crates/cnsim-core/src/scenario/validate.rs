@@ -80,11 +80,16 @@ impl Scenario {
                     .map(|(i, s)| (format!("switches[{i}].name"), &s.name)),
             );
         for (path, name) in all {
-            if name.is_empty() || name == UNIFORM || name.contains("->") {
+            if name.is_empty()
+                || name == UNIFORM
+                || name == flows::PERMUTATION
+                || name.contains("->")
+            {
                 return Err(ConfigError::field(
                     path,
                     format!(
-                        "'{name}' is not a usable node name (empty, 'uniform', or contains '->')"
+                        "'{name}' is not a usable node name \
+                         (empty, 'uniform', 'permutation', or contains '->')"
                     ),
                 ));
             }
@@ -98,7 +103,7 @@ impl Scenario {
         Ok(())
     }
 
-    fn host_exists(&self, name: &str) -> bool {
+    pub(super) fn host_exists(&self, name: &str) -> bool {
         self.hosts.iter().any(|h| h.name == name)
     }
 
@@ -160,6 +165,10 @@ impl Scenario {
 
     fn validate_traffic(&self, t: &TrafficSpec, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
+        self.validate_flow_fields(t, path)?;
+        if t.kind == TrafficKind::FlowTrace {
+            return Ok(());
+        }
         if t.hosts.is_empty() {
             return Err(c.fail("hosts", "at least one sending host is required"));
         }
@@ -168,7 +177,18 @@ impl Scenario {
                 return Err(c.fail("hosts", format!("unknown host '{h}'")));
             }
         }
-        match &t.dst {
+        let Some(dst) = &t.dst else {
+            return Err(c.fail("dst", "required (a host, \"uniform\" or a list)"));
+        };
+        match dst {
+            DstSpec::One(d) if d == flows::PERMUTATION => {
+                if t.kind != TrafficKind::Flows || t.hosts.len() < 2 {
+                    return Err(c.fail(
+                        "dst",
+                        "'permutation' needs kind = \"flows\" and at least two hosts",
+                    ));
+                }
+            }
             DstSpec::One(d) if d == UNIFORM => {
                 if self.hosts.len() < 2 {
                     return Err(c.fail("dst", "'uniform' needs at least two hosts"));
@@ -188,6 +208,7 @@ impl Scenario {
             TrafficKind::Bernoulli => t.rate_bps.map(|_| "rate_bps"),
             TrafficKind::Cbr => t.load.map(|_| "load"),
             TrafficKind::Saturate => t.load.map(|_| "load").or(t.rate_bps.map(|_| "rate_bps")),
+            TrafficKind::Flows | TrafficKind::FlowTrace => t.rate_bps.map(|_| "rate_bps"),
         };
         if let Some(field) = stray {
             return Err(c.fail(
@@ -209,7 +230,11 @@ impl Scenario {
                 Some(r) => c.rate("rate_bps", r)?,
                 None => return Err(c.fail("rate_bps", "required for kind = \"cbr\"")),
             },
-            TrafficKind::Saturate => {}
+            TrafficKind::Flows => match t.load {
+                Some(load) => c.in_open_closed("load", load, 0.0, 1.0)?,
+                None => return Err(c.fail("load", "required for kind = \"flows\"")),
+            },
+            TrafficKind::Saturate | TrafficKind::FlowTrace => {}
         }
         if !(64..=MAX_FRAME_BYTES).contains(&t.frame_bytes) {
             return Err(c.fail(
@@ -282,9 +307,13 @@ pub const DEFAULT_MAX_MEMORY_BYTES: f64 = 8e9;
 /// Bytes per probe sample: 24 in the core's columns, about as much again in the DataFrame
 /// and the Parquet encoder that copy them.
 const BYTES_PER_SAMPLE: f64 = 64.0;
-/// Bytes per (host, destination) queue: every host keeps one per other host, with its rate
-/// limiter state.
+/// Bytes per (host, destination) queue with its rate limiter state. A host keeps one only for
+/// destinations it has work or a limiter for.
 const BYTES_PER_VOQ: f64 = 256.0;
+/// VOQs a host without rate limiters is taken to hold at once (queues with frames waiting).
+const BUSY_VOQS_PER_HOST: f64 = 64.0;
+/// Bytes per flow of a workload: its run-time state and its output record.
+const BYTES_PER_FLOW: f64 = 160.0;
 
 /// What a run is estimated to cost (upper estimates, for the fail-fast caps).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -328,6 +357,7 @@ impl Scenario {
                 .map_or(0.0, |l| l.rate_bps)
         };
         let mut frames_events = 0.0;
+        let mut workload_flows = 0.0;
         for t in &self.traffic {
             let stop = t.stop_s.unwrap_or(self.duration_s).min(self.duration_s);
             let active_s = (stop - t.start_s).max(0.0);
@@ -335,10 +365,16 @@ impl Scenario {
             let hops = self.longest_path_links(t).max(1) as f64;
             for h in &t.hosts {
                 let rate = match t.kind {
-                    TrafficKind::Bernoulli => t.load.unwrap_or(1.0) * line_rate(h),
+                    TrafficKind::Bernoulli | TrafficKind::Flows => {
+                        t.load.unwrap_or(1.0) * line_rate(h)
+                    }
                     TrafficKind::Cbr => t.rate_bps.unwrap_or(0.0).min(line_rate(h)),
                     TrafficKind::Saturate => line_rate(h),
+                    TrafficKind::FlowTrace => 0.0,
                 };
+                if let Some(mean) = t.size.as_ref().and_then(SizeSpec::mean_bytes_hint) {
+                    workload_flows += rate / (8.0 * mean) * active_s;
+                }
                 // Per frame: its generation, and per link an end of transmission and an
                 // arrival; plus the delivery.
                 frames_events += rate / frame_bits * active_s * (2.0 * hops + 2.0);
@@ -354,23 +390,36 @@ impl Scenario {
                 .iter()
                 .map(|t| {
                     let dsts = match &t.dst {
-                        DstSpec::One(d) if d == UNIFORM => n_hosts - 1.0,
-                        DstSpec::One(_) => 1.0,
-                        DstSpec::Many(list) => list.len() as f64,
+                        Some(DstSpec::One(d)) if d == UNIFORM => n_hosts - 1.0,
+                        Some(DstSpec::Many(list)) => list.len() as f64,
+                        Some(DstSpec::One(_)) | None => 1.0,
                     };
                     t.hosts.len() as f64 * dsts
                 })
                 .sum()
         };
+        // An inline flow list: its bytes (a trace file is read only when the network is built).
+        for t in self
+            .traffic
+            .iter()
+            .filter(|t| t.kind == TrafficKind::FlowTrace)
+        {
+            workload_flows += t.flows.len() as f64;
+            let bytes: f64 = t.flows.iter().map(|f| f.size_bytes).sum();
+            let frame_bits = 8.0 * f64::from(t.frame_bytes + self.model.wire_overhead_bytes);
+            frames_events += bytes * 8.0 / frame_bits * (2.0 * 4.0 + 2.0);
+        }
         // Samples per probe: 6 per host, 2 per switch, 5 per port (with CP feedback), 2 per
         // rate limiter.
         let per_probe = 6.0 * n_hosts
             + 2.0 * self.switches.len() as f64
             + 5.0 * n_ports
-            + 2.0 * flows.min(n_hosts * n_hosts);
+            + 3.0 * flows.min(n_hosts * n_hosts);
         let probe_samples = probes * per_probe;
-        let memory_bytes = n_hosts * n_hosts * BYTES_PER_VOQ
+        let limiters = flows.min(n_hosts * n_hosts);
+        let memory_bytes = (n_hosts * BUSY_VOQS_PER_HOST.min(n_hosts) + limiters) * BYTES_PER_VOQ
             + self.switches.len() as f64 * n_hosts * 2.0
+            + workload_flows * BYTES_PER_FLOW
             + probe_samples * BYTES_PER_SAMPLE;
         Estimate {
             events: frames_events + probes,
@@ -407,9 +456,12 @@ impl Scenario {
         }
         let far = |d: &str| dist.get(d).copied().unwrap_or(0);
         match &t.dst {
-            DstSpec::One(d) if d == UNIFORM => dist.values().copied().max().unwrap_or(1),
-            DstSpec::One(d) => far(d),
-            DstSpec::Many(list) => list.iter().map(|d| far(d)).max().unwrap_or(1),
+            Some(DstSpec::One(d)) if d == UNIFORM || d == flows::PERMUTATION => {
+                dist.values().copied().max().unwrap_or(1)
+            }
+            Some(DstSpec::One(d)) => far(d),
+            Some(DstSpec::Many(list)) => list.iter().map(|d| far(d)).max().unwrap_or(1),
+            None => dist.values().copied().max().unwrap_or(1),
         }
     }
 
@@ -451,6 +503,9 @@ impl Scenario {
                     ),
                 ));
             }
+        }
+        if let Some(p) = &self.congestion.path_probe {
+            p.validate("congestion.path_probe")?;
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::cc::bcn::BcnParams;
-use crate::cc::{CongestionPoint, Scheme};
+use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
 use crate::error::ConfigError;
 use crate::net::host::Host;
 use crate::net::port::Port;
@@ -13,7 +13,11 @@ use crate::net::Node;
 use crate::rng::{stream, StreamKind};
 use crate::scenario::{self, DstSpec, Scenario, TrafficKind};
 use crate::time::{serialization_time, SimTime};
+use crate::traffic::flows::{workload, FlowRow, Workload};
 use crate::traffic::{Destinations, Pattern, Source};
+
+/// What the flow workload asked for and gave (its rows go to the flow table).
+pub type WorkloadFacts = Workload;
 
 /// What a scheduled rate change applies to.
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +31,8 @@ pub struct Built {
     pub sources: Vec<Source>,
     pub rate_changes: Vec<(SimTime, RateTarget, f64)>,
     pub scheme: Scheme,
+    pub flows: Vec<FlowRow>,
+    pub workload: WorkloadFacts,
 }
 
 fn bytes(v: Option<f64>) -> Option<u64> {
@@ -50,6 +56,9 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         scenario::Scheme::Ecm => {
             Scheme::Bcn(sc.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm))
         }
+        scenario::Scheme::PathProbe => {
+            Scheme::PathProbe(sc.congestion.path_probe.clone().unwrap_or_default())
+        }
     };
     let mut ports: Vec<Vec<Port>> = (0..n_hosts + sc.switches.len())
         .map(|_| Vec::new())
@@ -66,9 +75,10 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             i as u32,
             h.name.clone(),
             port,
-            n_hosts,
             stream(sc.seed, StreamKind::ReactionPoint, i as u64),
         );
+        host.flow_service = sc.model.flow_service;
+        host.np = NotificationPoint::new(&scheme);
         host.nic_limit_bytes = bytes(h.nic_buffer_bytes);
         host.rx.rate_bps = h.rx_rate_bps;
         host.rx.limit_bytes = bytes(h.rx_buffer_bytes);
@@ -106,12 +116,21 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
     }
     compute_routes(&mut nodes, n_hosts);
     let sources = build_sources(sc, &index, &nodes)?;
+    let line_rates: Vec<f64> = nodes[..n_hosts]
+        .iter()
+        .map(|n| n.ports()[0].line_rate_bps)
+        .collect();
+    let mut workload = workload(sc, &index, &line_rates)?;
+    check_flow_routes(sc, &nodes, &workload.flows)?;
+    let flows = std::mem::take(&mut workload.flows);
     rate_changes.sort_by_key(|(t, _, _)| *t);
     Ok(Built {
         nodes,
         sources,
         rate_changes,
         scheme,
+        flows,
+        workload,
     })
 }
 
@@ -198,23 +217,27 @@ fn compute_routes(nodes: &mut [Node], n_hosts: usize) {
     }
 }
 
-/// True if frames from host `src` can reach host `dst`.
+/// True if frames from host `src` can reach host `dst`. Routes come from a BFS towards each
+/// host, so every hop of a route gets closer: a route at the first switch is a whole path.
 fn reachable(nodes: &[Node], src: u32, dst: u32) -> bool {
-    let mut at = nodes[src as usize].ports()[0].peer_node;
-    for _ in 0..nodes.len() {
-        if at == dst {
-            return true;
-        }
-        let Node::Switch(sw) = &nodes[at as usize] else {
-            return false;
-        };
-        let p = sw.route[dst as usize];
-        if p == u16::MAX {
-            return false;
-        }
-        at = sw.ports[p as usize].peer_node;
+    let first = nodes[src as usize].ports()[0].peer_node;
+    match &nodes[first as usize] {
+        Node::Host(_) => first == dst,
+        Node::Switch(sw) => sw.route[dst as usize] != u16::MAX,
     }
-    false
+}
+
+fn check_flow_routes(sc: &Scenario, nodes: &[Node], flows: &[FlowRow]) -> Result<(), ConfigError> {
+    match flows.iter().find(|f| !reachable(nodes, f.src, f.dst)) {
+        Some(f) => Err(ConfigError::field(
+            "traffic",
+            format!(
+                "a flow has no route from '{}' to '{}'",
+                sc.hosts[f.src as usize].name, sc.hosts[f.dst as usize].name
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn build_sources(
@@ -223,49 +246,29 @@ fn build_sources(
     nodes: &[Node],
 ) -> Result<Vec<Source>, ConfigError> {
     let mut sources = Vec::new();
+    let n_hosts = sc.hosts.len() as u32;
     for (ti, t) in sc.traffic.iter().enumerate() {
+        if matches!(t.kind, TrafficKind::Flows | TrafficKind::FlowTrace) {
+            continue;
+        }
         for host_name in &t.hosts {
             let host = index[host_name.as_str()];
-            let candidates: Vec<u32> = match &t.dst {
-                DstSpec::One(d) if d == "uniform" => {
-                    (0..sc.hosts.len() as u32).filter(|&h| h != host).collect()
-                }
-                DstSpec::One(d) => vec![index[d.as_str()]]
-                    .into_iter()
-                    .filter(|&h| h != host)
-                    .collect(),
-                DstSpec::Many(list) => list
-                    .iter()
-                    .map(|d| index[d.as_str()])
-                    .filter(|&h| h != host)
-                    .collect(),
+            let dst = match t.dst.as_ref().expect("validated") {
+                DstSpec::One(d) if d == "uniform" => Destinations::AllOthers { me: host, n_hosts },
+                DstSpec::One(d) => Destinations::UniformOver(
+                    vec![index[d.as_str()]]
+                        .into_iter()
+                        .filter(|&h| h != host)
+                        .collect(),
+                ),
+                DstSpec::Many(list) => Destinations::UniformOver(
+                    list.iter()
+                        .map(|d| index[d.as_str()])
+                        .filter(|&h| h != host)
+                        .collect(),
+                ),
             };
-            if candidates.is_empty() {
-                return Err(ConfigError::field(
-                    format!("traffic[{ti}].dst"),
-                    format!("host '{host_name}' has no destination other than itself"),
-                ));
-            }
-            if let Some(&d) = candidates.iter().find(|&&d| !reachable(nodes, host, d)) {
-                return Err(ConfigError::field(
-                    format!("traffic[{ti}].dst"),
-                    format!(
-                        "no route from '{host_name}' to '{}'",
-                        sc.hosts[d as usize].name
-                    ),
-                ));
-            }
-            if t.kind == TrafficKind::Saturate && candidates.len() != 1 {
-                return Err(ConfigError::field(
-                    format!("traffic[{ti}].dst"),
-                    "a saturating source needs exactly one destination",
-                ));
-            }
-            let dst = if candidates.len() == 1 {
-                Destinations::Fixed(candidates[0])
-            } else {
-                Destinations::UniformOver(candidates)
-            };
+            let dst = check_destinations(sc, ti, t, nodes, host_name, host, dst)?;
             let rng = stream(sc.seed, StreamKind::Traffic, sources.len() as u64);
             let line_rate = nodes[host as usize].ports()[0].line_rate_bps;
             let start = SimTime::from_secs_f64(t.start_s);
@@ -308,9 +311,55 @@ fn build_sources(
                     rng,
                     active: false,
                 },
+                TrafficKind::Flows | TrafficKind::FlowTrace => unreachable!("skipped above"),
             };
             sources.push(source);
         }
     }
     Ok(sources)
+}
+
+/// Checks a frame-level source's destinations (one other than itself, all reachable; exactly
+/// one for a saturating source) and returns them with a single one made `Fixed` (no draws).
+fn check_destinations(
+    sc: &Scenario,
+    ti: usize,
+    t: &scenario::TrafficSpec,
+    nodes: &[Node],
+    host_name: &str,
+    host: u32,
+    dst: Destinations,
+) -> Result<Destinations, ConfigError> {
+    let field = format!("traffic[{ti}].dst");
+    let candidates: Vec<u32> = match &dst {
+        Destinations::Fixed(d) => vec![*d],
+        Destinations::UniformOver(list) => list.clone(),
+        Destinations::AllOthers { me, n_hosts } => (0..*n_hosts).filter(|h| h != me).collect(),
+    };
+    if candidates.is_empty() {
+        return Err(ConfigError::field(
+            field,
+            format!("host '{host_name}' has no destination other than itself"),
+        ));
+    }
+    if let Some(&d) = candidates.iter().find(|&&d| !reachable(nodes, host, d)) {
+        return Err(ConfigError::field(
+            field,
+            format!(
+                "no route from '{host_name}' to '{}'",
+                sc.hosts[d as usize].name
+            ),
+        ));
+    }
+    if t.kind == TrafficKind::Saturate && candidates.len() != 1 {
+        return Err(ConfigError::field(
+            field,
+            "a saturating source needs exactly one destination",
+        ));
+    }
+    Ok(if candidates.len() == 1 {
+        Destinations::Fixed(candidates[0])
+    } else {
+        dst
+    })
 }

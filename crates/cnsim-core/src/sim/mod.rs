@@ -9,6 +9,7 @@ use std::time::Instant;
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
 use crate::error::ConfigError;
+use crate::flows::FlowTable;
 use crate::net::frame::Frame;
 use crate::net::{Ctx, Node};
 use crate::report::{Report, WindowCounters};
@@ -24,6 +25,15 @@ pub fn check_buildable(scenario: &Scenario) -> Result<(), ConfigError> {
     build::build(scenario).map(|_| ())
 }
 
+/// The workload's flows and the host names they refer to, without running anything.
+pub fn workload_rows(
+    scenario: &Scenario,
+) -> Result<(Vec<crate::traffic::flows::FlowRow>, Vec<String>), ConfigError> {
+    let built = build::build(scenario)?;
+    let names = scenario.hosts.iter().map(|h| h.name.clone()).collect();
+    Ok((built.flows, names))
+}
+
 /// How often (in events) the progress callback is called.
 const PROGRESS_EVERY_EVENTS: u64 = 1 << 20;
 
@@ -35,6 +45,9 @@ pub struct Simulation {
     pub rate_changes: Vec<(SimTime, RateTarget, f64)>,
     pub scheme: Scheme,
     pub counters: Counters,
+    pub flows: FlowTable,
+    /// What the flow workload asked for (mean size, load), to report beside what it gave.
+    pub workload: build::WorkloadFacts,
     pub recorder: Recorder,
     pub end: SimTime,
     probe_interval: SimTime,
@@ -59,6 +72,8 @@ impl Simulation {
             rate_changes: built.rate_changes,
             scheme: built.scheme,
             counters: Counters::default(),
+            flows: FlowTable::new(built.flows),
+            workload: built.workload,
             recorder: Recorder::new(),
             end,
             probe_interval,
@@ -78,6 +93,9 @@ impl Simulation {
             if t < self.sources[i].stop {
                 self.q.schedule(t, EventKind::SourceArrival(i as u32));
             }
+        }
+        if let Some(first) = self.flows.flows.first() {
+            self.q.schedule(first.start, EventKind::FlowStart(0));
         }
         for (i, (t, _, _)) in self.rate_changes.iter().enumerate() {
             self.q.schedule(*t, EventKind::RateChange(i as u32));
@@ -130,6 +148,7 @@ impl Simulation {
             Ctx {
                 q: &mut self.q,
                 counters: &mut self.counters,
+                flows: &mut self.flows,
                 scheme: &self.scheme,
                 control_bytes: self.control_bytes,
             },
@@ -149,6 +168,7 @@ impl Simulation {
                 nodes[node as usize].on_xoff_refresh(node, port, &mut ctx);
             }
             EventKind::SourceArrival(s) => self.on_source(s as usize),
+            EventKind::FlowStart(id) => self.on_flow_start(id),
             EventKind::HostWake { node, generation } => {
                 let (nodes, mut ctx) = self.ctx();
                 if let Node::Host(h) = &mut nodes[node as usize] {
@@ -222,6 +242,19 @@ impl Simulation {
         let (nodes, mut ctx) = self.ctx();
         if let Node::Host(h) = &mut nodes[node as usize] {
             h.enqueue_generated(node, frame, &mut ctx);
+        }
+    }
+
+    fn on_flow_start(&mut self, id: u32) {
+        self.flows.started = id as usize + 1;
+        if let Some(next) = self.flows.flows.get(id as usize + 1) {
+            self.q.schedule(next.start, EventKind::FlowStart(id + 1));
+        }
+        let row = &self.flows.flows[id as usize].row;
+        let (src, dst) = (row.src, row.dst);
+        let (nodes, mut ctx) = self.ctx();
+        if let Node::Host(h) = &mut nodes[src as usize] {
+            h.start_flow(src, id, dst, &mut ctx);
         }
     }
 

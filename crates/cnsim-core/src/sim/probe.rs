@@ -101,16 +101,24 @@ fn sample_host(
     rec.record("nic_queue_bytes", entity, h.nic_bytes as f64);
     rec.record("rx_queue_bytes", entity, h.rx.bytes as f64);
     rec.record("dropped_frames", entity, h.counters.dropped_frames as f64);
-    for (dst, voq) in h.voqs.iter_mut().enumerate() {
-        let Some(limiter) = voq.limiter.as_ref() else {
-            continue;
-        };
-        let e = *voq
-            .probe_entity
-            .get_or_insert_with(|| rec.entity(&format!("{}->{}", h.name, host_names[dst])));
+    // Limiters in destination order, so entity ids do not depend on VOQ slot reuse.
+    let mut limited: Vec<(u32, usize)> = (h.voqs.iter().enumerate())
+        .filter(|(_, v)| v.limiter.is_some())
+        .map(|(slot, v)| (v.dst, slot))
+        .collect();
+    limited.sort_unstable();
+    for (dst, slot) in limited {
+        let voq = &mut h.voqs[slot];
+        let limiter = voq.limiter.as_ref().expect("filtered");
+        let e = *voq.probe_entity.get_or_insert_with(|| {
+            rec.entity(&format!("{}->{}", h.name, host_names[dst as usize]))
+        });
         rec.record("rp_rate_bps", e, limiter.rate_bps());
         if let Some(tr) = limiter.target_rate_bps() {
             rec.record("rp_target_bps", e, tr);
+        }
+        if let Some(fb) = limiter.feedback() {
+            rec.record("rp_feedback", e, fb);
         }
     }
 }

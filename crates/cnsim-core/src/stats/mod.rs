@@ -40,9 +40,10 @@ pub enum ControlKind {
     BcnPositive = 4,
     BcnMax = 5,
     Bcn00 = 6,
+    PathProbe = 7,
 }
 
-pub const CONTROL_KINDS: [(ControlKind, &str); 7] = [
+pub const CONTROL_KINDS: [(ControlKind, &str); 8] = [
     (ControlKind::Xoff, "pause_xoff"),
     (ControlKind::Xon, "pause_xon"),
     (ControlKind::Cnm, "qcn_cnm"),
@@ -50,6 +51,7 @@ pub const CONTROL_KINDS: [(ControlKind, &str); 7] = [
     (ControlKind::BcnPositive, "bcn_positive"),
     (ControlKind::BcnMax, "bcn_max"),
     (ControlKind::Bcn00, "bcn_00"),
+    (ControlKind::PathProbe, "path_probe"),
 ];
 
 /// Whole-network counters.
@@ -59,7 +61,9 @@ pub struct Counters {
     pub delivered: u64,
     pub delivered_bytes: u64,
     pub dropped: [u64; 6],
-    pub control_sent: [u64; 7],
+    pub control_sent: [u64; 8],
+    /// Scheme messages riding the data queue that a full buffer turned away.
+    pub control_dropped: u64,
     pub control_bytes: u64,
     /// A frame crossing one link is one hop.
     pub frame_hops: u64,

@@ -5,6 +5,9 @@
 //! probability `load`; the gap to the next arrival is drawn as a geometric number of slots, so
 //! the cost is one event per frame, not per slot.
 
+pub mod flows;
+pub mod trace;
+
 use rand::Rng;
 use rand_distr::{Distribution, Geometric};
 
@@ -17,6 +20,12 @@ pub enum Destinations {
     Fixed(HostId),
     /// Uniform over these hosts, the source itself excluded.
     UniformOver(Vec<HostId>),
+    /// Uniform over all `n_hosts` hosts but `me`, without a list (O(1) memory on large
+    /// topologies; the same draws as `UniformOver` of the other hosts in order).
+    AllOthers {
+        me: HostId,
+        n_hosts: u32,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -100,6 +109,10 @@ impl Source {
         match &self.dst {
             Destinations::Fixed(d) => *d,
             Destinations::UniformOver(list) => list[self.rng.random_range(0..list.len())],
+            Destinations::AllOthers { me, n_hosts } => {
+                let r = self.rng.random_range(0..(*n_hosts - 1) as usize) as u32;
+                r + (r >= *me) as u32
+            }
         }
     }
 }

@@ -1,0 +1,265 @@
+//! Flows at run time: every flow of the workload, what it has sent, delivered and lost, and
+//! when it completed. A flow completes when its last byte is delivered; raw Ethernet has no
+//! retransmission, so a flow that lost a frame never completes and is reported with its losses.
+
+use std::collections::HashMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::net::frame::{Frame, HostId, NO_FLOW};
+use crate::net::Node;
+use crate::time::{serialization_time, SimTime};
+use crate::traffic::flows::{FlowRow, Workload};
+
+pub struct FlowState {
+    pub row: FlowRow,
+    pub start: SimTime,
+    /// Bytes the source has not yet cut into frames.
+    pub unsent_bytes: u64,
+    pub delivered_bytes: u64,
+    pub frames_dropped: u32,
+    pub end: Option<SimTime>,
+}
+
+#[derive(Default)]
+pub struct FlowTable {
+    pub flows: Vec<FlowState>,
+    /// Flows started so far (they start in id order).
+    pub started: usize,
+    pub completed: u64,
+}
+
+impl FlowTable {
+    pub fn new(rows: Vec<FlowRow>) -> FlowTable {
+        let flows = rows
+            .into_iter()
+            .map(|row| FlowState {
+                start: SimTime::from_secs_f64(row.start_s),
+                unsent_bytes: row.size_bytes,
+                delivered_bytes: 0,
+                frames_dropped: 0,
+                end: None,
+                row,
+            })
+            .collect();
+        FlowTable {
+            flows,
+            started: 0,
+            completed: 0,
+        }
+    }
+
+    /// Cuts the next frame of flow `id`: its size (at most the flow's frame size), and whether
+    /// the flow has nothing left to send after it.
+    pub fn take_frame_bytes(&mut self, id: u32) -> (u32, bool) {
+        let f = &mut self.flows[id as usize];
+        let bytes = f.unsent_bytes.min(f.row.frame_bytes as u64);
+        f.unsent_bytes -= bytes;
+        (bytes as u32, f.unsent_bytes == 0)
+    }
+
+    pub fn on_delivered(&mut self, frame: &Frame, now: SimTime) {
+        if frame.flow_id == NO_FLOW {
+            return;
+        }
+        let f = &mut self.flows[frame.flow_id as usize];
+        f.delivered_bytes += frame.bytes as u64;
+        if f.delivered_bytes == f.row.size_bytes {
+            f.end = Some(now);
+            self.completed += 1;
+        }
+    }
+
+    pub fn on_dropped(&mut self, frame: &Frame) {
+        if frame.flow_id != NO_FLOW {
+            self.flows[frame.flow_id as usize].frames_dropped += 1;
+        }
+    }
+}
+
+/// One stage of a flow's path: the time to serialise a frame there and the latency after it.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage {
+    pub rate_bps: f64,
+    pub overhead_bytes: u32,
+    pub delay: SimTime,
+}
+
+impl Stage {
+    fn ser(&self, bytes: u64) -> SimTime {
+        serialization_time(bytes + self.overhead_bytes as u64, self.rate_bps)
+    }
+}
+
+/// The stages from `src` to `dst` along the static routes: every link at its line rate with
+/// its delay (propagation, delay line, the next node's latency), then the receiver's service
+/// if it has a rate.
+pub fn path_stages(nodes: &[Node], src: HostId, dst: HostId) -> Vec<Stage> {
+    let mut stages = Vec::new();
+    let mut port = &nodes[src as usize].ports()[0];
+    loop {
+        stages.push(Stage {
+            rate_bps: port.line_rate_bps,
+            overhead_bytes: port.wire_overhead_bytes,
+            delay: port.delay,
+        });
+        match &nodes[port.peer_node as usize] {
+            Node::Switch(sw) => port = &sw.ports[sw.route[dst as usize] as usize],
+            Node::Host(h) => {
+                if let Some(rate_bps) = h.rx.rate_bps {
+                    stages.push(Stage {
+                        rate_bps,
+                        overhead_bytes: 0,
+                        delay: SimTime::ZERO,
+                    });
+                }
+                return stages;
+            }
+        }
+    }
+}
+
+/// The flow completion time on an idle network: frames of `mtu` bytes (the last one smaller)
+/// all ready at the start, store-and-forward through `stages`. For k equal frames a tandem of
+/// servers finishes the j-th (0-based) at a stage after sum(ser) + sum(delay before it) +
+/// j x max(ser) (the bottleneck spaces them); the last, smaller frame is then walked through.
+pub fn ideal_fct(stages: &[Stage], size_bytes: u64, mtu: u32) -> SimTime {
+    let mtu = mtu as u64;
+    let full = (size_bytes - 1) / mtu; // frames before the last one
+    let last = size_bytes - full * mtu;
+    let (mut sum_ser, mut max_ser, mut sum_delay) = (0u64, 0u64, 0u64);
+    let mut t_last = 0u64; // the last frame's arrival at the current stage
+    for st in stages {
+        let s_full = st.ser(mtu).ps();
+        sum_ser += s_full;
+        max_ser = max_ser.max(s_full);
+        // When the stage finishes the frame before the last one.
+        let prev_done = if full > 0 {
+            sum_ser + sum_delay + (full - 1) * max_ser
+        } else {
+            0
+        };
+        t_last = t_last.max(prev_done) + st.ser(last).ps() + st.delay.ps();
+        sum_delay += st.delay.ps();
+    }
+    SimTime(t_last)
+}
+
+/// One row per flow, as columns (what `flows.parquet` holds).
+#[derive(Clone, Debug, Default)]
+pub struct FlowRecords {
+    pub flow_id: Vec<u32>,
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub size_bytes: Vec<u64>,
+    pub priority: Vec<u8>,
+    pub start_s: Vec<f64>,
+    /// NaN for a flow that did not complete.
+    pub end_s: Vec<f64>,
+    pub fct_s: Vec<f64>,
+    pub ideal_fct_s: Vec<f64>,
+    pub completed: Vec<bool>,
+    pub frames_dropped: Vec<u32>,
+    pub delivered_bytes: Vec<u64>,
+}
+
+impl FlowTable {
+    /// Records of the flows started by the end of the run.
+    pub fn records(&self, nodes: &[Node]) -> FlowRecords {
+        let mut r = FlowRecords::default();
+        let mut paths: HashMap<(HostId, HostId), Vec<Stage>> = HashMap::new();
+        for (id, f) in self.flows[..self.started].iter().enumerate() {
+            let (src, dst) = (f.row.src, f.row.dst);
+            let stages = paths
+                .entry((src, dst))
+                .or_insert_with(|| path_stages(nodes, src, dst));
+            let ideal = ideal_fct(stages, f.row.size_bytes, f.row.frame_bytes);
+            let end_s = f.end.map_or(f64::NAN, SimTime::as_secs_f64);
+            let fct = f.end.map_or(f64::NAN, |e| (e - f.start).as_secs_f64());
+            r.flow_id.push(id as u32);
+            r.src.push(src);
+            r.dst.push(dst);
+            r.size_bytes.push(f.row.size_bytes);
+            r.priority.push(f.row.priority);
+            r.start_s.push(f.row.start_s);
+            r.end_s.push(end_s);
+            r.fct_s.push(fct);
+            r.ideal_fct_s.push(ideal.as_secs_f64());
+            r.completed.push(f.end.is_some());
+            r.frames_dropped.push(f.frames_dropped);
+            r.delivered_bytes.push(f.delivered_bytes);
+        }
+        r
+    }
+}
+
+/// The `flows` object of `summary.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSummary {
+    /// Flows started by the end of the run.
+    pub started: u64,
+    /// Flows whose last byte was delivered.
+    pub completed: u64,
+    /// Started but not completed: still sending, or lost a frame (no retransmission).
+    pub incomplete: u64,
+    /// Flows that lost at least one frame.
+    pub with_drops: u64,
+    /// Flow completion time of the completed flows: mean, median, 99th percentile, max.
+    pub fct_mean_s: Option<f64>,
+    pub fct_p50_s: Option<f64>,
+    pub fct_p99_s: Option<f64>,
+    pub fct_max_s: Option<f64>,
+    /// Mean of FCT / the flow's FCT alone on the idle network, over completed flows.
+    pub slowdown_mean: Option<f64>,
+    /// Realised mean size of the started flows.
+    pub size_mean_bytes: Option<f64>,
+    /// The mean size the `kind = "flows"` entries asked for (null: none, or several).
+    pub requested_size_mean_bytes: Option<f64>,
+    /// Realised offered load of the generated flows, as a fraction of the senders' line
+    /// rates over the arrival window.
+    pub load: Option<f64>,
+    pub requested_load: Option<f64>,
+    /// Bytes of all flows delivered.
+    pub delivered_bytes: u64,
+}
+
+impl FlowSummary {
+    /// None when the run has no flow workload.
+    pub fn new(r: &FlowRecords, w: &Workload) -> Option<FlowSummary> {
+        if r.flow_id.is_empty() && w.requested_load.is_none() {
+            return None;
+        }
+        let mut fct: Vec<f64> = r.fct_s.iter().copied().filter(|x| !x.is_nan()).collect();
+        fct.sort_by(f64::total_cmp);
+        let slowdowns: Vec<f64> = (r.fct_s.iter().zip(&r.ideal_fct_s))
+            .filter(|(f, _)| !f.is_nan())
+            .map(|(f, i)| f / i)
+            .collect();
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        // Nearest-rank percentile.
+        let quantile = |q: f64| {
+            let rank = ((q * fct.len() as f64).ceil() as usize).clamp(1, fct.len().max(1));
+            fct.get(rank - 1).copied()
+        };
+        let sizes: Vec<f64> = r.size_bytes.iter().map(|&b| b as f64).collect();
+        let started = r.flow_id.len() as u64;
+        Some(FlowSummary {
+            started,
+            completed: fct.len() as u64,
+            incomplete: started - fct.len() as u64,
+            with_drops: r.frames_dropped.iter().filter(|&&d| d > 0).count() as u64,
+            fct_mean_s: mean(&fct),
+            fct_p50_s: quantile(0.5),
+            fct_p99_s: quantile(0.99),
+            fct_max_s: fct.last().copied(),
+            slowdown_mean: mean(&slowdowns),
+            size_mean_bytes: mean(&sizes),
+            requested_size_mean_bytes: w.requested_mean_bytes,
+            load: (w.capacity_bits > 0.0).then(|| w.generated_bytes as f64 * 8.0 / w.capacity_bits),
+            requested_load: w.requested_load,
+            delivered_bytes: r.delivered_bytes.iter().sum(),
+        })
+    }
+}

@@ -1,0 +1,330 @@
+//! Flow workloads in the scenario: `kind = "flows"` (Poisson arrivals of flows with a size
+//! distribution) and `kind = "flow_trace"` (flows read from a file or listed inline).
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Scenario, TrafficKind, TrafficSpec};
+use crate::error::{Check, ConfigError};
+
+/// `dst = "permutation"`: each sender of the entry gets one fixed partner.
+pub const PERMUTATION: &str = "permutation";
+
+/// Highest priority class (802.1Q: eight classes, 0-7).
+pub const MAX_PRIORITY: u8 = 7;
+
+/// Largest flow (and size-distribution parameter) accepted: 1 TB, far beyond any data-center
+/// flow, and small enough that byte counts never overflow.
+pub const MAX_FLOW_BYTES: f64 = 1e12;
+
+/// How a flow's size is drawn (`size = { dist = "...", ... }`), in bytes.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SizeSpec {
+    /// Every flow has `bytes` bytes.
+    Fixed { bytes: f64 },
+    /// Exponential with mean `mean_bytes` (seed 003).
+    Exponential { mean_bytes: f64 },
+    /// Pareto with `shape` and either its scale (the minimum size) or its mean (needs shape >
+    /// 1): scale = mean x (shape - 1) / shape (seed 003: mean 60 KB).
+    Pareto {
+        shape: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scale_bytes: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mean_bytes: Option<f64>,
+    },
+    /// Pareto truncated to [min_bytes, max_bytes] (inverse-CDF sampling of the bounded law).
+    BoundedPareto {
+        shape: f64,
+        min_bytes: f64,
+        max_bytes: f64,
+    },
+    /// An empirical CDF: points `[size_bytes, cumulative_probability]`, sizes interpolated
+    /// linearly between points; given inline (`cdf`) or as a file of `size_bytes
+    /// cumulative_probability` lines (`cdf_file`, relative to the scenario file).
+    Empirical {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        cdf: Vec<[f64; 2]>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cdf_file: Option<String>,
+    },
+}
+
+/// One flow of an inline list (`kind = "flow_trace"`, `flows = [...]`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub start_s: f64,
+    pub src: String,
+    pub dst: String,
+    pub size_bytes: f64,
+    #[serde(default)]
+    pub priority: u8,
+}
+
+impl SizeSpec {
+    /// The distribution's mean where the spec alone gives it (not for a CDF file), for the
+    /// resource estimate.
+    pub fn mean_bytes_hint(&self) -> Option<f64> {
+        match self {
+            SizeSpec::Fixed { bytes } => Some(*bytes),
+            SizeSpec::Exponential { mean_bytes } => Some(*mean_bytes),
+            SizeSpec::Pareto {
+                shape,
+                scale_bytes,
+                mean_bytes,
+            } => mean_bytes.or_else(|| {
+                scale_bytes.map(|s| {
+                    if *shape > 1.0 {
+                        shape * s / (shape - 1.0)
+                    } else {
+                        s
+                    }
+                })
+            }),
+            SizeSpec::BoundedPareto { min_bytes, .. } => Some(*min_bytes),
+            SizeSpec::Empirical { cdf, .. } => cdf.first().map(|p| p[0]),
+        }
+    }
+
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        let c = Check { path };
+        match self {
+            SizeSpec::Fixed { bytes } => c.in_closed("bytes", *bytes, 1.0, MAX_FLOW_BYTES),
+            SizeSpec::Exponential { mean_bytes } => {
+                c.in_closed("mean_bytes", *mean_bytes, 1.0, MAX_FLOW_BYTES)
+            }
+            SizeSpec::Pareto {
+                shape,
+                scale_bytes,
+                mean_bytes,
+            } => {
+                c.positive("shape", *shape)?;
+                match (scale_bytes, mean_bytes) {
+                    (Some(s), None) => c.in_closed("scale_bytes", *s, 1.0, MAX_FLOW_BYTES),
+                    (None, Some(m)) => {
+                        if *shape <= 1.0 {
+                            return Err(c.fail(
+                                "mean_bytes",
+                                format!("a Pareto mean needs shape > 1 (got shape {shape})"),
+                            ));
+                        }
+                        c.in_closed("mean_bytes", *m, 1.0, MAX_FLOW_BYTES)
+                    }
+                    _ => Err(c.fail(
+                        "scale_bytes",
+                        "give exactly one of scale_bytes and mean_bytes",
+                    )),
+                }
+            }
+            SizeSpec::BoundedPareto {
+                shape,
+                min_bytes,
+                max_bytes,
+            } => {
+                c.positive("shape", *shape)?;
+                c.in_closed("min_bytes", *min_bytes, 1.0, MAX_FLOW_BYTES)?;
+                if max_bytes.is_nan() || max_bytes <= min_bytes {
+                    return Err(c.fail(
+                        "max_bytes",
+                        format!("must be above min_bytes (got {max_bytes})"),
+                    ));
+                }
+                Ok(())
+            }
+            SizeSpec::Empirical { cdf, cdf_file } => match (cdf.is_empty(), cdf_file) {
+                (false, None) => validate_cdf(cdf, &format!("{path}.cdf")),
+                (true, Some(_)) => Ok(()),
+                _ => Err(c.fail("cdf", "give exactly one of cdf and cdf_file")),
+            },
+        }
+    }
+}
+
+/// An empirical CDF: sizes >= 1 and non-decreasing, probabilities non-decreasing in [0, 1],
+/// the last one 1.
+pub fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), ConfigError> {
+    if points.is_empty() {
+        return Err(ConfigError::field(path, "the CDF has no points"));
+    }
+    let mut prev = [0.0, 0.0];
+    for (i, &[size, p]) in points.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        if !(size >= 1.0 && size.is_finite()) || size < prev[0] {
+            return Err(ConfigError::field(
+                at,
+                format!("sizes must be >= 1 byte and non-decreasing (got {size})"),
+            ));
+        }
+        if !(0.0..=1.0).contains(&p) || p < prev[1] {
+            return Err(ConfigError::field(
+                at,
+                format!("probabilities must be in [0, 1] and non-decreasing (got {p})"),
+            ));
+        }
+        prev = [size, p];
+    }
+    if prev[1] != 1.0 {
+        return Err(ConfigError::field(
+            path,
+            format!(
+                "the last cumulative probability must be 1 (got {})",
+                prev[1]
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl FlowSpec {
+    pub fn validate(
+        &self,
+        path: &str,
+        host_exists: impl Fn(&str) -> bool,
+    ) -> Result<(), ConfigError> {
+        let c = Check { path };
+        c.non_negative("start_s", self.start_s)?;
+        for (field, name) in [("src", &self.src), ("dst", &self.dst)] {
+            if !host_exists(name) {
+                return Err(c.fail(field, format!("unknown host '{name}'")));
+            }
+        }
+        if self.src == self.dst {
+            return Err(c.fail("dst", format!("host '{}' cannot send to itself", self.dst)));
+        }
+        c.in_closed("size_bytes", self.size_bytes, 1.0, MAX_FLOW_BYTES)?;
+        check_priority(&c, self.priority)
+    }
+}
+
+pub fn check_priority(c: &Check, priority: u8) -> Result<(), ConfigError> {
+    if priority > MAX_PRIORITY {
+        return Err(c.fail(
+            "priority",
+            format!("must be a class in 0-{MAX_PRIORITY} (got {priority})"),
+        ));
+    }
+    Ok(())
+}
+
+impl Scenario {
+    /// The flow-workload fields: only where they apply, and complete where they are needed.
+    pub(super) fn validate_flow_fields(
+        &self,
+        t: &TrafficSpec,
+        path: &str,
+    ) -> Result<(), ConfigError> {
+        let c = Check { path };
+        let stray = match t.kind {
+            TrafficKind::Flows => [
+                (!t.flows.is_empty()).then_some("flows"),
+                t.trace.as_ref().map(|_| "trace"),
+            ],
+            TrafficKind::FlowTrace => [t.size.as_ref().map(|_| "size"), t.load.map(|_| "load")],
+            _ => [
+                t.size.as_ref().map(|_| "size"),
+                (!t.flows.is_empty())
+                    .then_some("flows")
+                    .or(t.trace.as_ref().map(|_| "trace"))
+                    .or((t.priority != 0).then_some("priority")),
+            ],
+        };
+        if let Some(field) = stray.into_iter().flatten().next() {
+            return Err(c.fail(
+                field,
+                format!("does not apply to kind = \"{}\"", t.kind.name()),
+            ));
+        }
+        match t.kind {
+            TrafficKind::Flows => {
+                let Some(size) = &t.size else {
+                    return Err(c.fail("size", "required for kind = \"flows\""));
+                };
+                size.validate(&format!("{path}.size"))?;
+                check_priority(&c, t.priority)
+            }
+            TrafficKind::FlowTrace => self.validate_flow_trace(t, &c, path),
+            _ => Ok(()),
+        }
+    }
+
+    fn validate_flow_trace(
+        &self,
+        t: &TrafficSpec,
+        c: &Check,
+        path: &str,
+    ) -> Result<(), ConfigError> {
+        for (field, given) in [
+            ("hosts", !t.hosts.is_empty()),
+            ("dst", t.dst.is_some()),
+            ("priority", t.priority != 0),
+            ("stop_s", t.stop_s.is_some()),
+        ] {
+            if given {
+                return Err(c.fail(
+                    field,
+                    "does not apply to kind = \"flow_trace\" (the trace gives each flow's)",
+                ));
+            }
+        }
+        match (&t.trace, t.flows.is_empty()) {
+            (Some(file), true) if !file.is_empty() => {}
+            (None, false) => {
+                for (i, f) in t.flows.iter().enumerate() {
+                    f.validate(&format!("{path}.flows[{i}]"), |h| self.host_exists(h))?;
+                }
+            }
+            _ => return Err(c.fail("trace", "give exactly one of trace (a file) and flows")),
+        }
+        if !(64..=9216).contains(&t.frame_bytes) {
+            return Err(c.fail(
+                "frame_bytes",
+                format!("must be in [64, 9216] (got {})", t.frame_bytes),
+            ));
+        }
+        c.non_negative("start_s", t.start_s)
+    }
+}
+
+impl TrafficKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            TrafficKind::Bernoulli => "bernoulli",
+            TrafficKind::Cbr => "cbr",
+            TrafficKind::Saturate => "saturate",
+            TrafficKind::Flows => "flows",
+            TrafficKind::FlowTrace => "flow_trace",
+        }
+    }
+}
+
+impl Scenario {
+    /// Makes relative trace and CDF file paths absolute (from `base_dir`, else the current
+    /// directory), so the resolved scenario names the files that ran.
+    pub fn make_paths_absolute(&mut self, base_dir: Option<&Path>) {
+        let base = match base_dir {
+            Some(b) => b.to_path_buf(),
+            None => std::env::current_dir().unwrap_or_default(),
+        };
+        let absolute = |p: &mut String| {
+            if !p.is_empty() && Path::new(p.as_str()).is_relative() {
+                *p = base.join(p.as_str()).to_string_lossy().into_owned();
+            }
+        };
+        for t in &mut self.traffic {
+            if let Some(file) = t.trace.as_mut() {
+                absolute(file);
+            }
+            if let Some(SizeSpec::Empirical {
+                cdf_file: Some(file),
+                ..
+            }) = t.size.as_mut()
+            {
+                absolute(file);
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The scheme hooks: a scheme written only against them (`path_probe`: probes ride the data
+//! queue, every switch stamps them with its queue, the receiver returns them) works end to end,
+//! and the network elements name no scheme.
+
+mod common;
+
+use common::*;
+
+const ELEMENTS: [(&str, &str); 2] = [
+    ("switch.rs", include_str!("../src/net/switch.rs")),
+    ("host.rs", include_str!("../src/net/host.rs")),
+];
+
+#[test]
+fn switches_and_hosts_name_no_scheme() {
+    for (file, text) in ELEMENTS {
+        for scheme in [
+            "qcn",
+            "bcn",
+            "ecm",
+            "cnm",
+            "path_probe",
+            "pathprobe",
+            "dcqcn",
+        ] {
+            let code: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .to_lowercase();
+            // The unit tests at the bottom of host.rs drive it with QCN messages.
+            let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+            assert!(!code.contains(scheme), "{file} names the scheme '{scheme}'");
+        }
+    }
+}
+
+/// Two senders saturate one 10 Gb/s output (a 100 KB queue limit) behind a second switch.
+fn two_hops(extra_congestion: &str) -> String {
+    ScenarioToml::new("probe", 0.01)
+        .hosts(&["a", "b", "c"])
+        .switch("s1")
+        .switch_with("s2", "output_buffer_bytes = 100_000")
+        .link("a", "s1", G10, 1e-6)
+        .link("b", "s1", G10, 1e-6)
+        .link_with("s1", "s2", 40e9, 1e-6, "")
+        .link("s2", "c", G10, 1e-6)
+        .saturate(&["a"], "c")
+        .saturate(&["b"], "c")
+        .raw(&format!(
+            "[congestion]\nscheme = \"path_probe\"\n{extra_congestion}"
+        ))
+        .probe_interval(1e-3)
+        .build()
+}
+
+#[test]
+fn path_probes_report_the_longest_queue_on_the_path() {
+    let r = run(&two_hops(
+        "[congestion.path_probe]\ninterval_bytes = 30_000\n",
+    ));
+    assert_conserved(&r);
+    let s = &r.summary;
+    // The senders are not limited (path_probe never limits): each sends 10 ms x 10 Gb/s =
+    // 12.5 MB, a probe per 30 KB: 416 each. A forward probe that met a full queue would be
+    // turned away like data (a 64 B probe still fits where a 1500 B frame does not, so none
+    // is here); the others come back, but for the few in flight at the end (about 100 us of
+    // path with the full queue, a probe every 24 us per sender). Each is counted going out
+    // and coming back.
+    let probes = u(s, "control_frames/path_probe");
+    let dropped = u(s, "control_frames/dropped");
+    let forward = 2 * 416;
+    let returned = probes - forward;
+    assert!(
+        returned + dropped <= forward && returned + dropped + 12 >= forward,
+        "{probes} probe frames, {dropped} turned away"
+    );
+    for sender in ["a->c", "b->c"] {
+        let seen = series(&r, "rp_feedback", sender);
+        let late = values_between(&seen, 0.002, 0.01);
+        assert!(!late.is_empty(), "no returned probe for {sender}");
+        // The congested queue at s2 is full (100 KB limit, drops at egress): probes met it
+        // at close to its limit, never beyond (it holds at most 100 KB of data and probes).
+        assert!(min(&late) > 80_000.0, "{sender}: {late:?}");
+        assert!(max(&late) <= 100_000.0, "{sender}: {late:?}");
+    }
+    assert_eq!(at(s, "variant/scheme"), "path_probe");
+}
+
+#[test]
+fn probes_on_an_idle_path_see_only_themselves() {
+    let text = ScenarioToml::new("idle", 0.005)
+        .hosts(&["a", "c"])
+        .switch("s1")
+        .link("a", "s1", G10, 1e-6)
+        .link("s1", "c", G10, 1e-6)
+        .bernoulli(&["a"], "c", 0.3)
+        .raw("[congestion]\nscheme = \"path_probe\"\n")
+        .probe_interval(1e-3)
+        .build();
+    let r = run(&text);
+    assert_conserved(&r);
+    let seen = series(&r, "rp_feedback", "a->c");
+    let late = values_between(&seen, 0.002, 0.005);
+    assert!(!late.is_empty());
+    // At 30% load the queue a probe meets is itself (64 B) or a frame or two more.
+    assert!(max(&late) <= 64.0 + 2.0 * 1500.0, "{late:?}");
+}

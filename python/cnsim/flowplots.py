@@ -1,0 +1,109 @@
+"""Figures of a flow workload: the FCT distribution, and FCT and slowdown by flow size.
+
+Slowdown is FCT over the flow's FCT alone on an idle network (`ideal_fct_s`, computed by the
+core from the path's rates and latencies), the measure data-center transport studies report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from cnsim.plots import _figure
+
+if TYPE_CHECKING:
+    from cnsim.result import Result
+
+SIZE_BINS_PER_DECADE = 2
+
+
+def flow_figure_names(result: Result) -> list[str]:
+    """`fct_cdf` and `fct_by_size` when the run completed any flow."""
+    return list(FLOW_FIGURES) if bool(result.flows["completed"].astype(bool).any()) else []
+
+
+def flow_figure(result: Result, name: str) -> Figure:
+    done = result.flows[result.flows["completed"].astype(bool)]
+    return FLOW_FIGURES[name](result, done)
+
+
+def fct_cdf_figure(result: Result, done: pd.DataFrame) -> Figure:
+    fig, ax = _figure()
+    fct_us = np.sort(done["fct_s"].to_numpy()) * 1e6
+    ax.step(fct_us, np.arange(1, len(fct_us) + 1) / len(fct_us), where="post")
+    ax.set_xscale("log")
+    ax.set_xlabel("flow completion time (us)")
+    ax.set_ylabel("fraction of completed flows")
+    started = len(result.flows)
+    ax.set_title(f"FCT distribution ({len(done):,} of {started:,} flows completed)")
+    return fig
+
+
+def size_bins(sizes: pd.Series) -> pd.Series:
+    """Log-spaced size bins (two per decade) labelled by their range in KB."""
+    lo = np.floor(np.log10(sizes.min()) * SIZE_BINS_PER_DECADE) / SIZE_BINS_PER_DECADE
+    hi = np.ceil(np.log10(sizes.max()) * SIZE_BINS_PER_DECADE) / SIZE_BINS_PER_DECADE
+    edges = 10 ** np.arange(lo, hi + 1e-9 + 1 / SIZE_BINS_PER_DECADE, 1 / SIZE_BINS_PER_DECADE)
+    return pd.cut(sizes, edges, include_lowest=True)
+
+
+def fct_by_size(done: pd.DataFrame) -> pd.DataFrame:
+    """Per size bin: flows, mean and p99 FCT, mean slowdown."""
+    grouped = done.groupby(size_bins(done["size_bytes"].astype(float)), observed=True)
+    return pd.DataFrame(
+        {
+            "flows": grouped.size(),
+            "fct_mean_s": grouped["fct_s"].mean(),
+            "fct_p99_s": grouped["fct_s"].quantile(0.99),
+            "slowdown_mean": grouped["slowdown"].mean(),
+        }
+    )
+
+
+def fct_by_size_figure(result: Result, done: pd.DataFrame) -> Figure:
+    table = fct_by_size(done)
+    labels = [f"{_size(iv.left)}-{_size(iv.right)}" for iv in table.index]
+    fig = Figure(figsize=(8.0, 6.0), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    x = np.arange(len(table))
+    top.plot(x, table["fct_mean_s"] * 1e6, "o-", label="mean")
+    top.plot(x, table["fct_p99_s"] * 1e6, "s--", label="99th percentile")
+    top.set_yscale("log")
+    top.set_ylabel("FCT (us)")
+    top.legend(fontsize="small")
+    top.set_title("Flow completion time by flow size")
+    bottom.bar(x, table["slowdown_mean"], width=0.6)
+    bottom.axhline(1.0, color="0.3", lw=0.8)
+    bottom.set_ylabel("mean slowdown (FCT / ideal)")
+    bottom.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
+    bottom.set_xlabel("flow size (bin; the number above each bar is its flow count)")
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    for xi, n, top_y in zip(x, table["flows"], table["slowdown_mean"], strict=True):
+        bottom.annotate(
+            f"{n:,}",
+            (xi, top_y),
+            xytext=(0, 2),
+            textcoords="offset points",
+            ha="center",
+            fontsize=7,
+            color="0.3",
+        )
+    return fig
+
+
+def _size(n_bytes: float) -> str:
+    for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.3g} {unit}"
+    return f"{n_bytes:.3g} B"
+
+
+FLOW_FIGURES: dict[str, Callable[[Result, pd.DataFrame], Figure]] = {
+    "fct_cdf": fct_cdf_figure,
+    "fct_by_size": fct_by_size_figure,
+}

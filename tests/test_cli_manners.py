@@ -1,0 +1,70 @@
+"""The command line as a user meets it: `--version`, `python -m cnsim`, shell completion, help
+without noise, a fast start, and the missing-core error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import cnsim
+
+
+def cnsim_cmd(*args: str, module: str = "cnsim") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", module, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_flag_names_package_and_core(flag: str) -> None:
+    done = cnsim_cmd(flag)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"cnsim {cnsim.__version__} (core {cnsim.native_version()})"
+
+
+def test_python_dash_m_is_the_cnsim_command() -> None:
+    done = cnsim_cmd("--help")
+    assert done.returncode == 0, done.stderr
+    assert "Usage: cnsim " in done.stdout
+    assert "schema" in done.stdout
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["sweep"], ["show"], ["schema"]])
+def test_help_shows_no_type_beside_flags(command: list[str]) -> None:
+    done = cnsim_cmd(*command, "--help")
+    assert done.returncode == 0, done.stderr
+    assert "<bool>" not in done.stdout
+    assert "--help" in done.stdout
+
+
+def test_shell_completion_is_offered() -> None:
+    done = cnsim_cmd("--help")
+    assert "--install-completion" in done.stdout
+    shown = cnsim_cmd("--show-completion", "bash")
+    assert shown.returncode == 0, shown.stderr
+    assert "complete" in shown.stdout
+    assert "cnsim" in shown.stdout
+
+
+def test_version_does_not_import_pandas() -> None:
+    """`cnsim --version` and completion start fast: no pandas or matplotlib on the way."""
+    code = "import sys, cnsim.cli; print(sorted({'pandas', 'matplotlib'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    start = time.perf_counter()
+    assert cnsim_cmd("--version").returncode == 0
+    assert time.perf_counter() - start < 10  # generous: the CI machine is shared
+
+
+def test_missing_core_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cnsim import api
+
+    monkeypatch.setattr(api, "_native", None)
+    monkeypatch.setattr(api, "_NATIVE_IMPORT_ERROR", ImportError("no module"))
+    with pytest.raises(ImportError, match=r"pip install dist/cnsim-\*\.whl") as caught:
+        api.native()
+    assert "maturin develop" not in str(caught.value)
