@@ -30,6 +30,7 @@ FUZZ = settings(
     deadline=None,  # wall time per case varies with the machine's load
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=True,  # CI runs the same cases every time
+    database=None,  # nothing written into the repository
 )
 
 

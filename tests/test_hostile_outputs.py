@@ -8,9 +8,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +20,8 @@ import pytest
 
 from cnsim import report
 from cnsim.result import Result
+
+CNSIM_RUN = [sys.executable, "-m", "cnsim.cli", "run"]
 
 
 def files(folder: Path) -> set[str]:
@@ -51,8 +55,10 @@ def test_a_failure_mid_write_leaves_the_earlier_run_whole(make_result, tmp_path,
         raise KeyboardInterrupt  # Ctrl-C (or a kill) while the figures are drawn
 
     monkeypatch.setattr("cnsim.plots.make_plots", interrupted)
+    newer = make_result()
+    newer.summary["scenario"] = "newer"
     with pytest.raises(KeyboardInterrupt):
-        make_result().save(out, plots=True)
+        newer.save(out, plots=True)
     assert {name: (out / name).read_bytes() for name in files(out)} == before
     assert hidden_siblings(out) == []  # the half-written temporary directory is gone
 
@@ -152,3 +158,23 @@ def test_saved_run_loads_back_whole(make_result, tmp_path):
     out = make_result().save(tmp_path / "run", plots=False)
     loaded = Result.load(out)
     assert loaded.summary["frames"] == make_result().summary["frames"]
+
+
+def test_ctrl_c_during_a_run_exits_130_and_writes_nothing(tmp_path):
+    pytest.importorskip("cnsim._native")
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        # 60 simulated seconds: some 15 s of wall time, so the signal lands mid-run.
+        [*CNSIM_RUN, "seed004-qcn", "--set", "duration_s=60", "--out", str(out), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3)  # past start-up and validation
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted: nothing was written" in stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []

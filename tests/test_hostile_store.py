@@ -17,14 +17,30 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import tomli_w
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cnsim
 from cnsim.sweeps import store as store_module
 from cnsim.sweeps.errors import SweepError
+from cnsim.sweeps.store import Store
 
 pytest.importorskip("cnsim._native")
 
 METRIC = "frames.delivered"
+# JSON values a damaged or hand-edited file may hold (keys include the ones the store reads).
+JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["key", "status", "completed", "frames", "conserved", "x"]),
+            inner,
+            max_size=4,
+        ),
+    ),
+    max_leaves=8,
+)
 
 
 def tiny(**changes) -> dict:
@@ -186,3 +202,28 @@ def test_workers_exit_when_the_sweep_process_is_killed(tmp_path):
     for w in left:
         os.kill(w, signal.SIGKILL)
     assert not left, f"workers still running {time.monotonic() - deadline + 10:.1f} s later"
+
+
+def test_an_empty_out_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SweepError, match="out: empty directory name"):
+        cnsim.sweep(tiny(), out="", progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(
+    record=st.one_of(st.binary(max_size=64), st.builds(lambda v: json.dumps(v).encode(), JSON)),
+    summary=st.one_of(st.binary(max_size=64), st.builds(lambda v: json.dumps(v).encode(), JSON)),
+)
+def test_any_bytes_in_run_files_read_as_done_or_not(tmp_path_factory, record, summary):
+    """Whatever a damaged disk leaves in run.json and summary.json, reading the store answers
+    "done" or "not done" and never raises."""
+    store = Store(tmp_path_factory.mktemp("store"))
+    folder = store.run_dir("k")
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_bytes(record)
+    (folder / "summary.json").write_bytes(summary)
+    for keep in ("none", "summary", "full"):
+        assert store.is_done("k", keep) in (True, False)
+    assert store.record("k") is None or isinstance(store.record("k"), dict)

@@ -212,8 +212,8 @@ def sweep(
     spec: Annotated[
         str, typer.Argument(metavar="SWEEP", help="Sweep preset name or sweep TOML file.")
     ],
-    out: Annotated[
-        Path | None,
+    out: Annotated[  # text: Path("") would silently mean the working directory
+        str | None,
         typer.Option("--out", "-o", help="Study directory (default: runs/NAME); reruns resume."),
     ] = None,
     jobs: Annotated[

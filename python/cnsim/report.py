@@ -53,8 +53,10 @@ def write_run(result: Result, out_dir: str | Path, *, plots: bool = True) -> Pat
     Crash-consistent: everything is written into a hidden sibling directory, each file synced,
     summary.json last; the directory is then renamed into place (replacing an earlier run's
     directory as a whole, so no stale file of it survives). A kill at any instant leaves
-    either the earlier run or this one, never a mix; a directory holding anything but a
-    cnsim run's files is refused. Disk-full and permission errors name the file.
+    either the earlier run or this one, each whole, never a mix (between the two renames
+    `out_dir` is briefly absent, the new run complete beside it); a directory holding
+    anything but a cnsim run's files is refused. Disk-full and permission errors name the
+    file.
     """
     out_dir = check_out_dir(out_dir)
     parent = out_dir.parent

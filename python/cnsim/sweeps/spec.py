@@ -299,7 +299,8 @@ def _run_count(spec: SweepSpec) -> None:
     runs = points * spec.replications
     if runs > MAX_RUNS:
         raise SweepError(
-            f"sweep.replications: {points:,} points x {spec.replications:,} replications = "
+            f"sweep.replications: {points:,} point{'s' * (points != 1)} x "
+            f"{spec.replications:,} replications = "
             f"{runs:,} runs, more than {MAX_RUNS:,}; split the study"
         )
 

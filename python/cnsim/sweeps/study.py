@@ -67,6 +67,8 @@ def sweep(
     (summary.json), "full" (plus timeseries.parquet, for `timeseries_mean`) or "none" (only
     runs.parquet survives).
     """
+    if out is not None and not str(out).strip():
+        raise SweepError("out: empty directory name (give --out DIR; --out . is this folder)")
     spec = spec if isinstance(spec, SweepSpec) else load_sweep(spec)
     _check_options(keep, jobs, client)
     runs = plan(spec)
