@@ -13,6 +13,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use cnsim_core::{run_toml, ConfigError};
+use common::assert_no_nulls;
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -217,7 +218,7 @@ fn check_outcome(text: &str, overrides: &[(String, String)], seed: Option<u64>) 
             let s = &report.summary;
             assert!(report.conserved, "frames not conserved: {s}");
             assert_eq!(s["completed"], Value::Bool(true), "{s}");
-            assert_no_nan(s, "");
+            assert_no_nulls(s, "");
             assert!(report.timeseries.value.iter().all(|v| v.is_finite()));
             let t = &report.timeseries.time_s;
             assert!(t.windows(2).all(|w| w[0] <= w[1]), "probes out of order");
@@ -234,24 +235,6 @@ fn check_error(e: &ConfigError) {
             assert!(!path.contains('\n'));
         }
         ConfigError::Syntax(text) => assert!(text.contains("line "), "no line in: {msg}"),
-    }
-}
-
-fn assert_no_nan(v: &Value, path: &str) {
-    match v {
-        // `window` and `flows` are null when not asked for; inside `flows`, FCT statistics are
-        // null when no flow completed and the requested load when the workload is a trace.
-        Value::Null if path != "/window" && !path.starts_with("/flows") => {
-            panic!("null (NaN or infinity) at {path}")
-        }
-        Value::Object(m) => m
-            .iter()
-            .for_each(|(k, v)| assert_no_nan(v, &format!("{path}/{k}"))),
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .for_each(|(i, v)| assert_no_nan(v, &format!("{path}/{i}"))),
-        _ => {}
     }
 }
 

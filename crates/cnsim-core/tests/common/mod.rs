@@ -278,3 +278,22 @@ pub fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
         rel * 100.0
     );
 }
+
+/// Every number in the summary is a number: NaN and infinities serialise as null. `window` and
+/// `flows` are null when not asked for; inside `flows`, FCT statistics are null when no flow
+/// completed and the requested load when the workload is a trace.
+pub fn assert_no_nulls(v: &Value, path: &str) {
+    match v {
+        Value::Null if path != "/window" && !path.starts_with("/flows") => {
+            panic!("null (NaN or infinity) at {path}")
+        }
+        Value::Object(m) => m
+            .iter()
+            .for_each(|(k, v)| assert_no_nulls(v, &format!("{path}/{k}"))),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| assert_no_nulls(v, &format!("{path}/{i}"))),
+        _ => {}
+    }
+}
