@@ -226,6 +226,10 @@ fn flow_fields_are_checked() {
             "traffic[0].trace: cannot read '/nonexistent/t.csv'",
         ),
         (
+            "kind = \"flows\"\nhosts = [\"a\", \"b\"]\ndst = [\"a\"]\nload = 0.5\nsize = { dist = \"fixed\", bytes = 10 }",
+            "traffic[0].dst: host 'a' has no destination other than itself",
+        ),
+        (
             "kind = \"flows\"\nhosts = [\"a\"]\ndst = \"b\"\nload = 0.5\npriority = 9\nsize = { dist = \"fixed\", bytes = 10 }",
             "traffic[0].priority: must be a class in 0-7",
         ),

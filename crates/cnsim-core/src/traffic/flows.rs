@@ -19,6 +19,7 @@ use crate::net::frame::HostId;
 use crate::rng::{stream, SimRng, StreamKind};
 use crate::scenario::flows::PERMUTATION;
 use crate::scenario::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec};
+use crate::traffic::Destinations;
 
 /// One flow of the workload.
 #[derive(Clone, Debug, PartialEq)]
@@ -260,6 +261,15 @@ fn generate(
 ) -> Result<(), ConfigError> {
     let senders: Vec<u32> = t.hosts.iter().map(|h| host_index[h.as_str()]).collect();
     let partners = destinations(sc, ti, t, &senders, host_index);
+    if let Some(k) = partners
+        .iter()
+        .position(|d| matches!(d, Destinations::UniformOver(l) if l.is_empty()))
+    {
+        return Err(ConfigError::field(
+            format!("traffic[{ti}].dst"),
+            format!("host '{}' has no destination other than itself", t.hosts[k]),
+        ));
+    }
     let stop_s = t.stop_s.unwrap_or(end_s).min(end_s);
     for (k, &src) in senders.iter().enumerate() {
         let mut rng = stream(sc.seed, StreamKind::Flows, ((ti as u64) << 32) | k as u64);
@@ -279,7 +289,7 @@ fn generate(
                 break;
             }
             let size_bytes = dist.sample(&mut rng);
-            let dst = partners[k].pick(src, &mut rng);
+            let dst = partners[k].pick(&mut rng);
             w.generated_bytes += size_bytes;
             w.flows.push(FlowRow {
                 start_s: at,
@@ -294,59 +304,34 @@ fn generate(
     Ok(())
 }
 
-/// Where one sender's flows go.
-enum FlowDst {
-    Fixed(HostId),
-    /// Uniform over all hosts but the sender, drawn without building the list.
-    AllOthers(u32),
-    List(Vec<HostId>),
-}
-
-impl FlowDst {
-    fn pick(&self, src: HostId, rng: &mut SimRng) -> HostId {
-        match self {
-            FlowDst::Fixed(d) => *d,
-            FlowDst::AllOthers(n) => {
-                let r = rng.random_range(0..n - 1);
-                if r >= src {
-                    r + 1
-                } else {
-                    r
-                }
-            }
-            FlowDst::List(l) => l[rng.random_range(0..l.len())],
-        }
-    }
-}
-
 fn destinations(
     sc: &Scenario,
     ti: usize,
     t: &TrafficSpec,
     senders: &[u32],
     host_index: &HashMap<&str, u32>,
-) -> Vec<FlowDst> {
+) -> Vec<Destinations> {
     let n_hosts = sc.hosts.len() as u32;
     match t.dst.as_ref().expect("validated") {
         DstSpec::One(d) if d == PERMUTATION => {
             let mut rng = stream(sc.seed, StreamKind::Flows, (1 << 63) | ti as u64);
             derangement(senders, &mut rng)
                 .into_iter()
-                .map(FlowDst::Fixed)
+                .map(Destinations::Fixed)
                 .collect()
         }
         DstSpec::One(d) if d == "uniform" => senders
             .iter()
-            .map(|_| FlowDst::AllOthers(n_hosts))
+            .map(|&me| Destinations::AllOthers { me, n_hosts })
             .collect(),
         DstSpec::One(d) => senders
             .iter()
-            .map(|_| FlowDst::Fixed(host_index[d.as_str()]))
+            .map(|_| Destinations::Fixed(host_index[d.as_str()]))
             .collect(),
         DstSpec::Many(list) => senders
             .iter()
             .map(|&s| {
-                FlowDst::List(
+                Destinations::UniformOver(
                     list.iter()
                         .map(|d| host_index[d.as_str()])
                         .filter(|&d| d != s)
@@ -445,10 +430,10 @@ mod tests {
     #[test]
     fn all_others_never_picks_the_sender() {
         let mut rng = stream(3, StreamKind::Flows, 8);
-        let d = FlowDst::AllOthers(4);
+        let d = Destinations::AllOthers { me: 2, n_hosts: 4 };
         let mut seen = [0; 4];
         for _ in 0..3000 {
-            seen[d.pick(2, &mut rng) as usize] += 1;
+            seen[d.pick(&mut rng) as usize] += 1;
         }
         assert_eq!(seen[2], 0);
         assert!(seen.iter().enumerate().all(|(i, &c)| i == 2 || c > 800));

@@ -28,6 +28,20 @@ pub enum Destinations {
     },
 }
 
+impl Destinations {
+    /// A destination, uniform over the candidates (no draw for a fixed one).
+    pub fn pick(&self, rng: &mut SimRng) -> HostId {
+        match self {
+            Destinations::Fixed(d) => *d,
+            Destinations::UniformOver(list) => list[rng.random_range(0..list.len())],
+            Destinations::AllOthers { me, n_hosts } => {
+                let r = rng.random_range(0..(*n_hosts - 1) as usize) as u32;
+                r + (r >= *me) as u32
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Pattern {
     Bernoulli {
@@ -106,14 +120,7 @@ impl Source {
     }
 
     pub fn pick_destination(&mut self) -> HostId {
-        match &self.dst {
-            Destinations::Fixed(d) => *d,
-            Destinations::UniformOver(list) => list[self.rng.random_range(0..list.len())],
-            Destinations::AllOthers { me, n_hosts } => {
-                let r = self.rng.random_range(0..(*n_hosts - 1) as usize) as u32;
-                r + (r >= *me) as u32
-            }
-        }
+        self.dst.pick(&mut self.rng)
     }
 }
 
