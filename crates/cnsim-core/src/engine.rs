@@ -2,13 +2,13 @@
 //! in the order they were scheduled and every run is deterministic.
 //!
 //! It is a timing wheel in front of a heap (a two-level calendar queue). Time is cut into slots
-//! of 2^16 ps (65.5 ns); the events of the current slot sit in a small 4-ary heap (`front`), the
+//! of 2^16 ps (65.5 ns); the events of the current slot sit in a short sorted run (`front`), the
 //! events of the next `WHEEL_SLOTS - 1` slots (268 us) in unsorted per-slot buckets, and
-//! anything later (PAUSE and scheme timers, the probe) in a second heap (`far`). Scheduling into
-//! a bucket is O(1); a bucket is heapified only when the clock reaches its slot, so the heap a
-//! pop walks holds one slot's events instead of every pending event. The pop order is exactly
-//! the single heap's (same keys, same comparison): `front` holds every event of slot
-//! <= `cur_slot`, everything else lies in later slots.
+//! anything later (PAUSE and scheme timers, the probe) in a 4-ary heap (`far`). Scheduling into
+//! a bucket is O(1); a bucket is sorted only when the clock reaches its slot (it holds one to a
+//! few events), and a pop takes the head of the run. The pop order is exactly the single heap's
+//! (same keys, same comparison): `front` holds every event of slot <= `cur_slot`, everything
+//! else lies in later slots.
 
 use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
@@ -103,8 +103,9 @@ const WHEEL_MASK: u64 = WHEEL_SLOTS as u64 - 1;
 const BITMAP_WORDS: usize = WHEEL_SLOTS / 64;
 
 pub struct EventQueue {
-    /// Events of slot <= `cur_slot`, earliest on top.
-    front: QuaternaryHeap<Scheduled>,
+    /// Events of slot <= `cur_slot`, in ascending key order from `head` on (`..head` popped).
+    front: Vec<Scheduled>,
+    head: usize,
     /// Events of slots `cur_slot + 1 ..= cur_slot + WHEEL_SLOTS - 1`, bucket `slot & WHEEL_MASK`.
     wheel: Vec<Vec<Scheduled>>,
     /// Bit `i` set when bucket `i` is not empty.
@@ -121,7 +122,8 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            front: QuaternaryHeap::new(),
+            front: Vec::new(),
+            head: 0,
             wheel: (0..WHEEL_SLOTS).map(|_| Vec::new()).collect(),
             occupied: [0; BITMAP_WORDS],
             in_wheel: 0,
@@ -153,7 +155,7 @@ impl EventQueue {
     }
 
     pub fn pending(&self) -> usize {
-        self.front.len() + self.in_wheel + self.far.len()
+        self.front.len() - self.head + self.in_wheel + self.far.len()
     }
 
     /// Schedules `kind` at absolute time `at` (never in the past).
@@ -164,7 +166,7 @@ impl EventQueue {
         let ev = Scheduled::new(at, seq, kind);
         let slot = at.ps() >> SLOT_SHIFT;
         if slot <= self.cur_slot {
-            self.front.push(ev);
+            self.insert_front(ev);
         } else if slot - self.cur_slot < WHEEL_SLOTS as u64 {
             let i = (slot & WHEEL_MASK) as usize;
             self.wheel[i].push(ev);
@@ -202,8 +204,20 @@ impl EventQueue {
         Some(self.cur_slot + ahead)
     }
 
-    /// Moves the clock's slot to the next one holding events and loads them into `front`.
-    /// Returns false when nothing is pending.
+    /// Adds an event of the current slot to the sorted run; a new event usually sorts last
+    /// (later sequence, rarely an earlier time), so the search starts from the end.
+    fn insert_front(&mut self, ev: Scheduled) {
+        match self.front.last() {
+            Some(last) if last.key > ev.key => {
+                let at = self.head + self.front[self.head..].partition_point(|e| e.key < ev.key);
+                self.front.insert(at, ev);
+            }
+            _ => self.front.push(ev),
+        }
+    }
+
+    /// Moves the clock's slot to the next one holding events and loads them into `front`
+    /// (which is empty). Returns false when nothing is pending.
     fn advance(&mut self) -> bool {
         let from_wheel = self.next_wheel_slot();
         let from_far = self.far.peek().map(|e| slot_of(e.key));
@@ -214,33 +228,35 @@ impl EventQueue {
             (Some(w), Some(f)) => w.min(f),
         };
         self.cur_slot = slot;
+        self.front.clear();
+        self.head = 0;
         if from_wheel == Some(slot) {
             let i = (slot & WHEEL_MASK) as usize;
             self.occupied[i / 64] &= !(1 << (i % 64));
-            let bucket = &mut self.wheel[i];
-            self.in_wheel -= bucket.len();
-            if bucket.len() == 1 {
-                self.front.push(bucket.pop().expect("one event"));
-            } else {
-                self.front.extend(bucket.drain(..));
+            // Swap buffers: the bucket becomes the run and keeps the old run's allocation.
+            std::mem::swap(&mut self.front, &mut self.wheel[i]);
+            self.in_wheel -= self.front.len();
+            if self.front.len() > 1 {
+                self.front.sort_unstable_by_key(|e| e.key);
             }
         }
         while self.far.peek().is_some_and(|e| slot_of(e.key) <= slot) {
-            self.front.push(self.far.pop().expect("peeked"));
+            let ev = self.far.pop().expect("peeked");
+            self.insert_front(ev);
         }
         true
     }
 
     /// Pops the next event at or before `end`, advancing the clock to it.
     pub fn pop_until(&mut self, end: SimTime) -> Option<EventKind> {
-        if self.front.is_empty() && !self.advance() {
+        if self.head == self.front.len() && !self.advance() {
             return None;
         }
-        let top = self.front.peek().expect("advance filled the front");
-        if top.time() > end {
+        let ev = self.front[self.head];
+        if ev.time() > end {
             return None;
         }
-        let ev = self.front.pop().expect("peeked");
+        self.head += 1;
         self.now = ev.time();
         self.processed += 1;
         Some(ev.kind)
