@@ -106,7 +106,20 @@ pub fn serialization_time(bytes: u64, rate_bps: f64) -> SimTime {
         return SimTime::MAX;
     }
     let bits = (bytes * 8) as f64;
-    SimTime((bits * PS_PER_S as f64 / rate_bps).ceil() as u64)
+    SimTime(ceil_to_u64(bits * PS_PER_S as f64 / rate_bps))
+}
+
+/// `x.ceil() as u64` for `x >= 0` (or NaN), without the library `ceil` (a function call on the
+/// baseline x86-64 target): truncate, then add one if something was cut off. Identical for
+/// every such `x`, including values past 2^53 (already whole), past `u64::MAX` and infinity
+/// (both saturate).
+fn ceil_to_u64(x: f64) -> u64 {
+    let whole = x as u64;
+    if (whole as f64) < x {
+        whole.saturating_add(1)
+    } else {
+        whole
+    }
 }
 
 /// Largest frame for which `exact_ps_per_byte` may be used: below it `bytes * 8 * 1e12` is
@@ -218,6 +231,32 @@ mod tests {
         // Not whole: these keep the float formula (and its rounding up).
         for rate in [9.5e9, 3e9, 7e9, 1e3, 0.0, -1.0, 1.5, f64::NAN, 2e12] {
             assert_eq!(exact_ps_per_byte(rate), None, "{rate}");
+        }
+    }
+
+    #[test]
+    fn hand_made_ceil_matches_the_library() {
+        let mut x: u64 = 12345;
+        let specials = [
+            0.0,
+            0.5,
+            1.0,
+            1.0 + f64::EPSILON,
+            2f64.powi(53) + 2.0,
+            1e19,
+            2e19,
+        ];
+        let randoms = (0..200_000).map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            // Quotients of frame sizes by rates as serialisation forms them.
+            ((x >> 40) % 80_000) as f64 * 1e12 / (1e3 + (x >> 20) as f64 % 1e12)
+        });
+        for v in specials
+            .into_iter()
+            .chain(randoms)
+            .chain([f64::INFINITY, f64::NAN])
+        {
+            assert_eq!(ceil_to_u64(v), v.ceil() as u64, "{v}");
         }
     }
 }
