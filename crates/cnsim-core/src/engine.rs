@@ -344,7 +344,7 @@ mod tests {
                     r.seq += 1;
                     id += 1;
                 }
-                if lcg(&mut rng) % 16 == 0 {
+                if lcg(&mut rng).is_multiple_of(16) {
                     end = SimTime(q.now().ps() + lcg(&mut rng) % 10_000_000);
                 }
                 let got = q.pop_until(end);

@@ -133,7 +133,7 @@ pub const EXACT_TX_MAX_BYTES: u64 = 1 << 24;
 /// returns it exactly and `ceil` leaves it. Ports precompute it once per rate and multiply
 /// instead of dividing (bit-identical, tested against the float formula).
 pub fn exact_ps_per_byte(rate_bps: f64) -> Option<u64> {
-    if !(rate_bps >= 1.0 && rate_bps <= MAX_RATE_BPS) || rate_bps.fract() != 0.0 {
+    if !(1.0..=MAX_RATE_BPS).contains(&rate_bps) || rate_bps.fract() != 0.0 {
         return None;
     }
     let rate = rate_bps as u64;
@@ -141,7 +141,7 @@ pub fn exact_ps_per_byte(rate_bps: f64) -> Option<u64> {
     // The product `bytes * k` must stay below 2^53 too (exact as a double): k <= 2^29, i.e.
     // rates from about 15 kb/s up.
     let k = bits_ps / rate;
-    (bits_ps % rate == 0 && k <= (1 << 53) / EXACT_TX_MAX_BYTES).then_some(k)
+    (bits_ps.is_multiple_of(rate) && k <= (1 << 53) / EXACT_TX_MAX_BYTES).then_some(k)
 }
 
 /// Duration of one PAUSE quantum (512 bit times) at `rate_bps`: 51.2 ns at 10 Gb/s.
