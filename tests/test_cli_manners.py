@@ -60,6 +60,24 @@ def test_version_does_not_import_pandas() -> None:
     assert time.perf_counter() - start < 10  # generous: the CI machine is shared
 
 
+def test_scenario_errors_do_not_import_pandas() -> None:
+    """`cnsim run` reports a bad preset or field before anything loads pandas or matplotlib
+    (half a second of start-up): the checks come first, the heavy modules only for a run."""
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from cnsim.cli import app\n"
+        "bad = [['run', 'no-such-preset'], ['run', 'seed004-qcn', '--set', 'duration_s=-1']]\n"
+        "for args in bad:\n"
+        "    done = CliRunner().invoke(app, args)\n"
+        "    assert done.exit_code == 2, (args, done.output)\n"
+        "print(sorted({'pandas', 'matplotlib'} & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_missing_core_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     from cnsim import api
 

@@ -333,8 +333,6 @@ def run(
     command line. `progress` is True for a progress bar on stderr, or a callable that gets the
     simulated fraction done (0..1).
     """
-    from cnsim.result import Result
-
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
@@ -343,6 +341,9 @@ def run(
         raw = native().run(
             text, overrides=pairs, seed=seed, progress=callback, base_dir=base_dir(scenario)
         )
+    # After the run: a bad scenario is reported without waiting for pandas.
+    from cnsim.result import Result
+
     return Result.from_native(raw)
 
 

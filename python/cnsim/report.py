@@ -16,13 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from cnsim.result import Result
 
 SCENARIO_FILE = "scenario.toml"
@@ -215,6 +216,8 @@ def window_per_source(summary: Mapping[str, Any]) -> pd.DataFrame | None:
         for name, row in window.get("per_source", {}).items()
         if row.get("generated_frames", 1) > 0
     ]
+    import pandas as pd  # here: the CLI imports this module before it knows a run will happen
+
     return pd.DataFrame(rows)
 
 

@@ -106,7 +106,42 @@ pub fn serialization_time(bytes: u64, rate_bps: f64) -> SimTime {
         return SimTime::MAX;
     }
     let bits = (bytes * 8) as f64;
-    SimTime((bits * PS_PER_S as f64 / rate_bps).ceil() as u64)
+    SimTime(ceil_to_u64(bits * PS_PER_S as f64 / rate_bps))
+}
+
+/// `x.ceil() as u64` for `x >= 0` (or NaN), without the library `ceil` (a function call on the
+/// baseline x86-64 target): truncate, then add one if something was cut off. Identical for
+/// every such `x`, including values past 2^53 (already whole), past `u64::MAX` and infinity
+/// (both saturate).
+fn ceil_to_u64(x: f64) -> u64 {
+    let whole = x as u64;
+    if (whole as f64) < x {
+        whole.saturating_add(1)
+    } else {
+        whole
+    }
+}
+
+/// Largest frame for which `exact_ps_per_byte` may be used: below it `bytes * 8 * 1e12` is
+/// an exact double (its odd part `bytes * 5^12` stays under 2^53).
+pub const EXACT_TX_MAX_BYTES: u64 = 1 << 24;
+
+/// Picoseconds per byte at `rate_bps` when that is a whole number (8e12 / rate: 800 at 10 Gb/s,
+/// 80 at 100 Gb/s), else None. For such a rate `serialization_time(bytes, rate)` is exactly
+/// `bytes * k` for every `bytes <= EXACT_TX_MAX_BYTES`: the dividend `bytes * 8 * 1e12` and the
+/// rate are exact doubles and their quotient is an integer below 2^53, so the IEEE division
+/// returns it exactly and `ceil` leaves it. Ports precompute it once per rate and multiply
+/// instead of dividing (bit-identical, tested against the float formula).
+pub fn exact_ps_per_byte(rate_bps: f64) -> Option<u64> {
+    if !(1.0..=MAX_RATE_BPS).contains(&rate_bps) || rate_bps.fract() != 0.0 {
+        return None;
+    }
+    let rate = rate_bps as u64;
+    let bits_ps = 8 * PS_PER_S;
+    // The product `bytes * k` must stay below 2^53 too (exact as a double): k <= 2^29, i.e.
+    // rates from about 15 kb/s up.
+    let k = bits_ps / rate;
+    (bits_ps.is_multiple_of(rate) && k <= (1 << 53) / EXACT_TX_MAX_BYTES).then_some(k)
 }
 
 /// Duration of one PAUSE quantum (512 bit times) at `rate_bps`: 51.2 ns at 10 Gb/s.
@@ -178,5 +213,50 @@ mod tests {
         assert_eq!(SimTime::from_secs_f64(1.5e-6), SimTime::from_nanos(1500));
         assert!((SimTime::from_micros(250).as_secs_f64() - 250e-6).abs() < 1e-15);
         assert_eq!(SimTime::from_secs_f64(-1.0), SimTime::ZERO);
+    }
+
+    #[test]
+    fn integer_serialisation_matches_the_float_formula() {
+        for rate in [1e5, 1e9, 2e9, 2.5e9, 10e9, 25e9, 40e9, 100e9, 400e9, 1e12] {
+            let k = exact_ps_per_byte(rate).expect("8e12 / rate is whole");
+            for bytes in (0..20_000).chain([EXACT_TX_MAX_BYTES - 1, EXACT_TX_MAX_BYTES]) {
+                assert_eq!(
+                    SimTime(bytes * k),
+                    serialization_time(bytes, rate),
+                    "{bytes} B {rate}"
+                );
+            }
+        }
+        assert_eq!(exact_ps_per_byte(10e9), Some(800));
+        // Not whole: these keep the float formula (and its rounding up).
+        for rate in [9.5e9, 3e9, 7e9, 1e3, 0.0, -1.0, 1.5, f64::NAN, 2e12] {
+            assert_eq!(exact_ps_per_byte(rate), None, "{rate}");
+        }
+    }
+
+    #[test]
+    fn hand_made_ceil_matches_the_library() {
+        let mut x: u64 = 12345;
+        let specials = [
+            0.0,
+            0.5,
+            1.0,
+            1.0 + f64::EPSILON,
+            2f64.powi(53) + 2.0,
+            1e19,
+            2e19,
+        ];
+        let randoms = (0..200_000).map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            // Quotients of frame sizes by rates as serialisation forms them.
+            ((x >> 40) % 80_000) as f64 * 1e12 / (1e3 + (x >> 20) as f64 % 1e12)
+        });
+        for v in specials
+            .into_iter()
+            .chain(randoms)
+            .chain([f64::INFINITY, f64::NAN])
+        {
+            assert_eq!(ceil_to_u64(v), v.ceil() as u64, "{v}");
+        }
     }
 }

@@ -10,10 +10,29 @@ docs/sweeps.md describes the sweep file, the store on disk, resuming and Dask cl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from cnsim.sweeps.errors import SweepError
-from cnsim.sweeps.result import SweepResult
 from cnsim.sweeps.spec import PlotSpec, Point, SweepSpec, load_sweep, replication_seed
-from cnsim.sweeps.study import sweep
+
+if TYPE_CHECKING:
+    from cnsim.sweeps.result import SweepResult
+    from cnsim.sweeps.study import sweep
+
+# Imported on first use: they pull in pandas (half a second), which the CLI's error path and
+# `cnsim run` (checking that a scenario is not a sweep file) should not pay.
+_LAZY = {"SweepResult": "cnsim.sweeps.result", "sweep": "cnsim.sweeps.study"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cnsim.sweeps' has no attribute {name!r}")
+
 
 __all__ = [
     "PlotSpec",

@@ -16,14 +16,18 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import tomli_w
 
 from cnsim import api
 from cnsim.sweeps.errors import SweepError
 from cnsim.sweeps.paths import parse_path
-from cnsim.sweeps.transient import TransientStudy, check_points, parse_transient
+
+if TYPE_CHECKING:
+    # Imported where used: it pulls in pandas (half a second), which `cnsim run` pays only to
+    # check that its scenario is not a sweep file.
+    from cnsim.sweeps.transient import TransientStudy
 
 SWEEP_KEYS = ("name", "description", "base", "replications", "seed", "metrics")
 SWEEP_TABLES = ("grid", "zip", "set", "plots", "transient")
@@ -208,8 +212,16 @@ def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
         zip=table.get("zip", {}),
         set=table.get("set", {}),
         plots=tuple(_plot(i, plot) for i, plot in enumerate(plots)),
-        transient=parse_transient(table["transient"]) if "transient" in table else None,
+        transient=_transient(table),
     )
+
+
+def _transient(table: Mapping[str, Any]) -> TransientStudy | None:
+    if "transient" not in table:
+        return None
+    from cnsim.sweeps.transient import parse_transient
+
+    return parse_transient(table["transient"])
 
 
 def _sweep_data(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], Path, str]:
@@ -285,6 +297,8 @@ def check(spec: SweepSpec) -> None:
         _check_plot(spec, index, plot)
     _run_count(spec)  # before anything enumerates the points
     if spec.transient is not None:
+        from cnsim.sweeps.transient import check_points
+
         check_points(spec.transient, len(spec.points()))
 
 

@@ -6,7 +6,9 @@
 use std::collections::VecDeque;
 
 use crate::net::frame::Frame;
-use crate::time::{pause_quanta_time, serialization_time, SimTime};
+use crate::time::{
+    exact_ps_per_byte, pause_quanta_time, serialization_time, SimTime, EXACT_TX_MAX_BYTES,
+};
 
 #[derive(Clone, Debug, Default)]
 pub struct PortStats {
@@ -67,6 +69,11 @@ pub struct Port {
     pub xoff_refresh_due: SimTime,
     pub xoff_timer_pending: bool,
     pub stats: PortStats,
+    /// `rate_bps` (as bits) that `ps_per_byte` was computed for: a schedule may change the rate
+    /// at any time, and the next frame recomputes it.
+    tx_rate_bits: u64,
+    /// Whole picoseconds per wire byte at `rate_bps`, when exact (see `exact_ps_per_byte`).
+    ps_per_byte: Option<u64>,
 }
 
 impl Port {
@@ -96,6 +103,8 @@ impl Port {
             xoff_refresh_due: SimTime::ZERO,
             xoff_timer_pending: false,
             stats: PortStats::default(),
+            tx_rate_bits: rate_bps.to_bits(),
+            ps_per_byte: exact_ps_per_byte(rate_bps),
         }
     }
 
@@ -112,7 +121,20 @@ impl Port {
         debug_assert!(self.sending.is_none(), "{}: transmitter busy", self.name);
         let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
         self.sending = Some(frame);
-        now + serialization_time(wire_bytes, self.rate_bps)
+        now + self.tx_time(wire_bytes)
+    }
+
+    /// `serialization_time(wire_bytes, rate_bps)`, by one multiplication when the rate allows it
+    /// (bit-identical; the divide and `ceil` were 6% of a QCN run).
+    fn tx_time(&mut self, wire_bytes: u64) -> SimTime {
+        if self.rate_bps.to_bits() != self.tx_rate_bits {
+            self.tx_rate_bits = self.rate_bps.to_bits();
+            self.ps_per_byte = exact_ps_per_byte(self.rate_bps);
+        }
+        match self.ps_per_byte {
+            Some(k) if wire_bytes <= EXACT_TX_MAX_BYTES => SimTime(wire_bytes * k),
+            _ => serialization_time(wire_bytes, self.rate_bps),
+        }
     }
 
     /// The current frame has left: it enters the pipe. Returns `Some(arrival)` when the pipe

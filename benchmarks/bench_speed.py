@@ -1,0 +1,111 @@
+"""Simulator speed on the issue-12 benchmark set: the 8 -> 1 PAUSE incast, `seed004-qcn` and
+two-tier trees of 16 / 128 / 1024 hosts at 60% uniform load.
+
+Usage: python benchmarks/bench_speed.py [CASE ...] [--repeat N]
+
+Cases: incast (benchmarks/incast8.toml, 5 simulated s), qcn (seed004-qcn, 9 s), tree16 (20 ms),
+tree128 (5 ms), tree1024 (1 ms); all by default. Each run is a fresh process (so its peak
+memory is its own); the best of N by wall time is printed: events/s, frame-hops/s, wall ns per
+frame-hop (a frame crossing one link is one hop; control frames count) and peak resident
+memory. The wall figures count only the simulation loop (the core's `wall_time_s`), not
+building the network or writing outputs. On a loaded machine compare instruction counts
+instead (docs/performance.md says how).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# name -> (scenario, simulated seconds or None for the file's own)
+CASES: dict[str, tuple[str, float | None]] = {
+    "incast": (str(HERE / "incast8.toml"), None),
+    "qcn": ("seed004-qcn", None),
+    "tree16": ("tree:16", 0.02),
+    "tree128": ("tree:128", 0.005),
+    "tree1024": ("tree:1024", 0.001),
+}
+
+# Runs in the child: one simulation, its summary and peak memory as JSON on stdout.
+CHILD = """
+import json, resource, sys
+import cnsim
+scenario, duration = sys.argv[1], sys.argv[2]
+s = cnsim.run(scenario, set=None if duration == "-" else {"duration_s": float(duration)}).summary
+peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"summary": s, "peak_mib": peak_kib / 1024}))
+"""
+
+
+def scenario_file(spec: str, tmp: Path) -> str:
+    """A preset name or path as is; `tree:N` written by gen_tree.py into `tmp`."""
+    if not spec.startswith("tree:"):
+        return spec
+    n = int(spec.split(":", 1)[1])
+    out = tmp / f"tree{n}.toml"
+    subprocess.run(
+        [sys.executable, str(HERE / "gen_tree.py"), str(n), "--out", str(out)], check=True
+    )
+    return str(out)
+
+
+def bench(scenario: str, duration: float | None, repeat: int) -> dict[str, float]:
+    """Best-of-`repeat` (lowest loop wall time) figures for one case."""
+    best: dict[str, float] | None = None
+    for _ in range(repeat):
+        arg = "-" if duration is None else repr(duration)
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, scenario, arg], check=True, capture_output=True, text=True
+        )
+        got = json.loads(out.stdout)
+        s = got["summary"]
+        row = {
+            "sim_s": s["sim_time_s"],
+            "wall_s": s["wall_time_s"],
+            "events": s["events"],
+            "events_per_s": s["events_per_s"],
+            "frame_hops_per_s": s["frame_hops_per_s"],
+            "ns_per_hop": s["wall_time_s"] / s["frame_hops"] * 1e9,
+            "peak_mib": got["peak_mib"],
+        }
+        if best is None or row["wall_s"] < best["wall_s"]:
+            best = row
+    assert best is not None
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cases", nargs="*", default=list(CASES), help=", ".join(CASES))
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    unknown = [c for c in args.cases if c not in CASES]
+    if unknown:
+        parser.error(f"unknown case {unknown[0]!r} (cases: {', '.join(CASES)})")
+    import cnsim
+
+    print(f"cnsim {cnsim.__version__} on {platform.machine()}, Python {platform.python_version()}")
+    print(
+        f"{'case':<10}{'sim s':>7}{'wall s':>8}{'events':>13}{'Mev/s':>8}{'Mhops/s':>9}"
+        f"{'ns/hop':>8}{'peak MiB':>10}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.cases:
+            spec, duration = CASES[name]
+            r = bench(scenario_file(spec, Path(tmp)), duration, args.repeat)
+            print(
+                f"{name:<10}{r['sim_s']:>7.3f}{r['wall_s']:>8.2f}{r['events']:>13,.0f}"
+                f"{r['events_per_s'] / 1e6:>8.2f}{r['frame_hops_per_s'] / 1e6:>9.2f}"
+                f"{r['ns_per_hop']:>8.1f}{r['peak_mib']:>10.0f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
