@@ -20,7 +20,7 @@ import cnsim
 from cnsim import api
 
 ROOT = Path(__file__).resolve().parents[1]
-SWEEP_PRESETS = {name for name in cnsim.presets() if "sweep" in name}
+SWEEP_PRESETS = {name for name, text in cnsim.presets().items() if text.startswith("sweep:")}
 RUN_PRESETS = sorted(set(cnsim.presets()) - SWEEP_PRESETS)
 
 
@@ -83,7 +83,7 @@ BAD_FIELDS = [
     ("load = 0.5\n", "load = 1.5\n", "traffic[0].load"),  # out of (0, 1]
     ('name = "ep0"\n', 'name = "ep0"\ncolour = "red"\n', "hosts[0].colour"),  # unknown key
     ("duration_s = 0.1\n", "duration_s = -1.0\n", "duration_s"),
-    ('scheme = "bcn"\n', 'scheme = "dcqcn"\n', "congestion.scheme"),  # not implemented
+    ('scheme = "bcn"\n', 'scheme = "e2cm"\n', "congestion.scheme"),  # not implemented
 ]
 
 
@@ -114,8 +114,14 @@ def test_schema_defaults_are_the_cores(scenario_validator: jsonschema.Draft20201
 
 @pytest.fixture(scope="module")
 def short_runs() -> dict[str, cnsim.Result]:
+    short: dict[str, Any] = {"duration_s": 0.02, "report.window_s": [0.0, 0.02]}
+    # A steady-state window must lie within the shortened run.
+    steady = {"report.steady.start_s": 0.01}
     return {
-        name: cnsim.run(name, set={"duration_s": 0.02, "report.window_s": [0.0, 0.02]})
+        name: cnsim.run(
+            name,
+            set=short | (steady if "[report.steady]" in cnsim.load_scenario(name) else {}),
+        )
         for name in RUN_PRESETS
     }
 
