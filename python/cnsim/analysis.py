@@ -487,6 +487,8 @@ def steady_state(
     """
     start, end = float(window_s[0]), float(window_s[1])
     queue = in_window(wide(timeseries, "queue_bytes", [port])[port], [start, end]).dropna()
+    if queue.empty:
+        raise ValueError(f"no probe of {port!r} within [{start}, {end}] s")
     tx = in_window(wide(timeseries, "port_tx_bps", [port])[port], [start, end]).dropna()
     rates = wide(timeseries, "rp_rate_bps", entities)
     rates = rates[(rates.index >= start) & (rates.index <= end)]

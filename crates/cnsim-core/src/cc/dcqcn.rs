@@ -118,6 +118,9 @@ pub struct DcqcnParams {
     pub hai_step: HaiStep,
     /// RP: floor of CR.
     pub min_rate_bps: f64,
+    /// RP: token-bucket depth of the rate limiter (bytes accrued at CR while it waits, e.g.
+    /// paused; 0 = none beyond the frame being paced), as `congestion.qcn.rp_bucket_bytes`.
+    pub rp_bucket_bytes: f64,
 }
 
 impl Default for DcqcnParams {
@@ -148,6 +151,7 @@ impl DcqcnParams {
             r_hai_bps: 400e6,
             hai_step: HaiStep::Qcn,
             min_rate_bps: 10e6,
+            rp_bucket_bytes: 0.0,
         };
         match set {
             ParameterSet::Sigcomm2015 => sigcomm,
@@ -194,7 +198,8 @@ impl DcqcnParams {
         c.non_negative("byte_counter_bytes", self.byte_counter_bytes)?;
         c.rate_non_negative("r_ai_bps", self.r_ai_bps)?;
         c.rate_non_negative("r_hai_bps", self.r_hai_bps)?;
-        c.rate("min_rate_bps", self.min_rate_bps)
+        c.rate("min_rate_bps", self.min_rate_bps)?;
+        c.non_negative("rp_bucket_bytes", self.rp_bucket_bytes)
     }
 
     /// The RED-like marking probability at queue length `queue_bytes`.
@@ -415,6 +420,10 @@ impl DcqcnRp {
 
     pub fn target_rate_bps(&self) -> f64 {
         self.tr_bps
+    }
+
+    pub fn bucket_bytes(&self) -> f64 {
+        self.params.rp_bucket_bytes
     }
 
     pub fn alpha(&self) -> f64 {

@@ -268,6 +268,16 @@ impl Limiter {
         }
     }
 
+    /// Token-bucket depth of the limiter: bytes it may accrue at its rate while it waits
+    /// (seed 004's paused RP keeps adding tokens); 0 = none beyond the frame being paced.
+    pub fn bucket_bytes(&self) -> f64 {
+        match self {
+            Limiter::Qcn(rp) => rp.bucket_bytes(),
+            Limiter::Dcqcn(rp) => rp.bucket_bytes(),
+            _ => 0.0,
+        }
+    }
+
     /// Marks a data frame the limiter lets go (BCN: the CPID of the limiter's tag).
     pub fn stamp(&self, frame: &mut Frame) {
         frame.rl_tag = match self {
