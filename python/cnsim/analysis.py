@@ -374,7 +374,8 @@ def compute_metrics(result: Result) -> dict[str, Any]:
     Always: `peak_queue_bytes`/`peak_queue_port` (largest per-port peak) and, when the summary
     has a window, `fairness_index` over it. With [report].recovery: `recovery_time_s`,
     `recovered_at_s`. With [report].transient: `transient_duration_s`, `transient_end_s`,
-    `transient_settled` and, given `rtt_s`, `transient_duration_rtt`. A spec naming a metric
+    `transient_settled` and, given `rtt_s`, `transient_duration_rtt`. With [report].steady: the
+    `steady_*` metrics of `steady_state`. A spec naming a metric
     the run lacks warns and is skipped rather than losing the run. NaN becomes None so
     summary.json stays strict JSON.
     """
@@ -382,7 +383,11 @@ def compute_metrics(result: Result) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     metrics.update(_queue_metrics(result.summary))
     metrics.update(_fairness_metrics(result.summary))
-    specs = [("recovery", _recovery_metrics), ("transient", _transient_metrics)]
+    specs = [
+        ("recovery", _recovery_metrics),
+        ("transient", _transient_metrics),
+        ("steady", _steady_metrics),
+    ]
     for key, compute in specs:
         if key not in report:
             continue
@@ -460,6 +465,58 @@ def _recovery_metrics(
     )
     at = None if elapsed is None else round(after_s + elapsed, PS_DIGITS)
     return {"recovery_time_s": elapsed, "recovered_at_s": at}
+
+
+def steady_state(
+    timeseries: pd.DataFrame,
+    port: str,
+    window_s: Sequence[float],
+    entities: Patterns = None,
+) -> dict[str, float]:
+    """Fixed-point statistics over `window_s` = [start, end] (probe times start <= t <= end).
+
+    - `steady_queue_mean_bytes`, `steady_queue_std_bytes`: mean and (population) standard
+      deviation of `queue_bytes` of `port` over the probes (instantaneous samples);
+    - `steady_throughput_bps`: mean `port_tx_bps` of `port`;
+    - `steady_n_flows`: rate limiters (`rp_rate_bps` entities matching `entities`) with a sample
+      in the window;
+    - `steady_rate_mean_bps`, `steady_rate_cv`: mean of every limiter's CR sample in the window
+      pooled, and their standard deviation over that mean: the rate oscillation, in time and
+      across flows together;
+    - `steady_fairness_index`: Jain's index over the limiters' time-mean CR.
+    """
+    start, end = float(window_s[0]), float(window_s[1])
+    queue = in_window(wide(timeseries, "queue_bytes", [port])[port], [start, end]).dropna()
+    if queue.empty:
+        raise ValueError(f"no probe of {port!r} within [{start}, {end}] s")
+    tx = in_window(wide(timeseries, "port_tx_bps", [port])[port], [start, end]).dropna()
+    rates = wide(timeseries, "rp_rate_bps", entities)
+    rates = rates[(rates.index >= start) & (rates.index <= end)]
+    rates = rates.dropna(axis=1, how="all")
+    samples = rates.to_numpy(dtype=float).ravel()
+    samples = samples[np.isfinite(samples)]
+    mean_rate = float(samples.mean()) if samples.size else math.nan
+    cv = float(samples.std() / mean_rate) if samples.size and mean_rate > 0 else math.nan
+    return {
+        "steady_n_flows": int(rates.shape[1]),
+        "steady_queue_mean_bytes": float(queue.mean()) if len(queue) else math.nan,
+        "steady_queue_std_bytes": float(queue.std(ddof=0)) if len(queue) else math.nan,
+        "steady_throughput_bps": float(tx.mean()) if len(tx) else math.nan,
+        "steady_rate_mean_bps": mean_rate,
+        "steady_rate_cv": cv,
+        "steady_fairness_index": jain_fairness(rates.mean(axis=0).to_numpy(dtype=float)),
+    }
+
+
+def _steady_metrics(
+    result: Result, spec: Mapping[str, Any], report: Mapping[str, Any]
+) -> dict[str, Any]:
+    end = spec.get("end_s")
+    if end is None:
+        end = float(result.scenario["duration_s"])
+    return steady_state(
+        result.timeseries, str(spec["port"]), [float(spec["start_s"]), end], _spec_entities(spec)
+    )
 
 
 def _transient_metrics(

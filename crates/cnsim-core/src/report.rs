@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cc::dcqcn::{HaiStep, MarkOn, ParameterSet};
 use crate::cc::qcn::{FastRecoveryCmp, TrUpdate};
 use crate::cc::Scheme;
 use crate::flows::{FlowRecords, FlowSummary};
@@ -143,6 +144,8 @@ pub struct ControlFrames {
     pub bcn_00: u64,
     /// Path probes, forward and returned (scheme `path_probe`).
     pub path_probe: u64,
+    /// DCQCN congestion notification packets, receiver to sender (scheme `dcqcn`).
+    pub dcqcn_cnp: u64,
     /// Scheme messages riding the data queue (probes) that a full buffer turned away.
     pub dropped: u64,
     /// Bytes of all control frames.
@@ -166,6 +169,11 @@ pub enum Variant {
     },
     PathProbe {
         interval_bytes: u64,
+    },
+    Dcqcn {
+        parameter_set: ParameterSet,
+        mark_on: MarkOn,
+        hai_step: HaiStep,
     },
 }
 
@@ -204,6 +212,8 @@ pub struct PortStats {
     pub congestion_point: bool,
     /// Congestion messages (CNM/BCN) the congestion point sent.
     pub cp_messages: u64,
+    /// Data frames the congestion point marked ECN CE (DCQCN).
+    pub ecn_marked_frames: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -320,6 +330,7 @@ impl Summary {
                 bcn_max: sent(ControlKind::BcnMax),
                 bcn_00: sent(ControlKind::Bcn00),
                 path_probe: sent(ControlKind::PathProbe),
+                dcqcn_cnp: sent(ControlKind::Cnp),
                 dropped: c.control_dropped,
                 bytes: c.control_bytes,
                 bandwidth_bps: c.control_bytes as f64 * 8.0 / sim_time_s,
@@ -414,6 +425,7 @@ fn per_port_and_switch(sim: &Simulation) -> PortsAndSwitches {
                     paused_frac: p.paused_time(now).as_secs_f64() / span_s,
                     congestion_point: sw.cps[j].is_some(),
                     cp_messages: sw.cps[j].as_ref().map_or(0, |c| c.messages),
+                    ecn_marked_frames: sw.cps[j].as_ref().and_then(|c| c.ecn_marked()).unwrap_or(0),
                 },
             );
         }
@@ -441,6 +453,11 @@ fn variant(scheme: &Scheme) -> Variant {
         },
         Scheme::PathProbe(p) => Variant::PathProbe {
             interval_bytes: p.interval_bytes,
+        },
+        Scheme::Dcqcn(p) => Variant::Dcqcn {
+            parameter_set: p.parameter_set,
+            mark_on: p.mark_on,
+            hai_step: p.hai_step,
         },
     }
 }

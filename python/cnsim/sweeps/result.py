@@ -122,6 +122,22 @@ class SweepResult:
         columns = ["point", *self.parameters, "metric", "n", "mean", "std", "ci95"]
         return pd.DataFrame(rows, columns=columns)
 
+    def point_table(self) -> pd.DataFrame:
+        """The [sweep.table] (what DIR/table.csv holds): one row per point, `point`, then each
+        column's metric averaged over the point's finished replications, then `n` (how many).
+        """
+        rows = []
+        ok = self.ok
+        for point in self.spec.points():
+            runs = ok[ok["point"] == point.index]
+            row: dict[str, Any] = {"point": point.index}
+            for column, path in self.spec.table.items():
+                values = pd.to_numeric(runs[path], errors="coerce") if len(runs) else runs[path]
+                row[column] = float(values.mean()) if len(values) else math.nan
+            row["n"] = len(runs)
+            rows.append(row)
+        return pd.DataFrame(rows, columns=["point", *self.spec.table, "n"])
+
     # ------------------------------------------------------------ time series
 
     def timeseries_mean(self, metric: str, entities: analysis.Patterns = None) -> pd.DataFrame:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from cnsim.sweeps.transient import TransientStudy
 
 SWEEP_KEYS = ("name", "description", "base", "replications", "seed", "metrics")
-SWEEP_TABLES = ("grid", "zip", "set", "plots", "transient")
+SWEEP_TABLES = ("grid", "zip", "set", "plots", "transient", "table")
 PLOT_KEYS = ("x", "y", "stat", "error", "title", "name", "xlabel", "ylabel")
 # Columns every runs table has; a parameter or metric may not take these names.
 RUN_COLUMNS = (
@@ -89,6 +89,8 @@ class SweepSpec:
     set: dict[str, Any] = field(default_factory=dict)
     plots: tuple[PlotSpec, ...] = ()
     transient: TransientStudy | None = None
+    # [sweep.table]: DIR/table.csv column name -> metric path (per-point mean over replications).
+    table: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Checked on every construction, `dataclasses.replace` included."""
@@ -122,7 +124,8 @@ class SweepSpec:
 
     def collected(self) -> tuple[str, ...]:
         """Metric paths to collect: the listed ones plus every plot's y, in order, once."""
-        return tuple(dict.fromkeys([*self.metrics, *(p.y for p in self.plots)]))
+        paths = [*self.metrics, *(p.y for p in self.plots), *self.table.values()]
+        return tuple(dict.fromkeys(paths))
 
     def to_toml(self, base_file: str = "base.toml", header: str = "") -> str:
         """The resolved sweep file, with the base scenario referred to as `base_file`.
@@ -144,6 +147,8 @@ class SweepSpec:
             table["plots"] = [_plot_table(p) for p in self.plots]
         if self.transient is not None:
             table["transient"] = self.transient.to_table()
+        if self.table:
+            table["table"] = dict(self.table)
         comments = "".join(f"# {line}\n" for line in header.splitlines())
         return comments + tomli_w.dumps({"sweep": table})
 
@@ -213,6 +218,7 @@ def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
         set=table.get("set", {}),
         plots=tuple(_plot(i, plot) for i, plot in enumerate(plots)),
         transient=_transient(table),
+        table=table.get("table", {}),
     )
 
 
@@ -295,6 +301,7 @@ def check(spec: SweepSpec) -> None:
         raise SweepError(f"parameter {sorted(shared)[0]!r} is given twice (grid, zip or set)")
     for index, plot in enumerate(spec.plots):
         _check_plot(spec, index, plot)
+    _table(spec.table)
     _run_count(spec)  # before anything enumerates the points
     if spec.transient is not None:
         from cnsim.sweeps.transient import check_points
@@ -317,6 +324,15 @@ def _run_count(spec: SweepSpec) -> None:
             f"{spec.replications:,} replications = "
             f"{runs:,} runs, more than {MAX_RUNS:,}; split the study"
         )
+
+
+def _table(table: Any) -> None:
+    if not isinstance(table, Mapping):
+        raise SweepError('sweep.table: expected a table of column = "metric path"')
+    for column, path in table.items():
+        if not isinstance(path, str):
+            raise SweepError(f"sweep.table.{column}: expected a metric path (got {path!r})")
+        parse_path(path)
 
 
 def _replications(value: Any) -> None:

@@ -30,6 +30,8 @@ from cnsim.sweeps.terminal import run_progress
 from cnsim.sweeps.transient import TABLE_FILE as TRANSIENT_TABLE_FILE
 from cnsim.sweeps.transient import transient_rule
 
+POINT_TABLE_FILE = "table.csv"  # [sweep.table]: one row per point
+
 KEY_HEX_DIGITS = 16
 
 
@@ -90,6 +92,8 @@ def sweep(
     result = SweepResult(spec, table, store.root, keep=keep, executed=len(todo), reused=reused)
     if series:
         store.write_text(TRANSIENT_TABLE_FILE, result.transient_table().to_csv(index=False))
+    if spec.table:
+        store.write_text(POINT_TABLE_FILE, result.point_table().to_csv(index=False))
     if keep == "none":
         store.drop_runs([run.key for run in runs])
     return result

@@ -24,6 +24,7 @@
 //! parameter table (`scenario/mod.rs`), and its message kinds in `stats::ControlKind`.
 
 pub mod bcn;
+pub mod dcqcn;
 pub mod path_probe;
 pub mod qcn;
 
@@ -32,6 +33,7 @@ use crate::rng::SimRng;
 use crate::stats::ControlKind;
 use crate::time::SimTime;
 use bcn::{BcnCp, BcnMsg, BcnParams, BcnRp};
+use dcqcn::{Cnp, DcqcnCp, DcqcnNp, DcqcnParams, DcqcnRp, MarkOn};
 use path_probe::{PathProbeCp, PathProbeNp, PathProbeParams, PathProbeRp, Probe};
 use qcn::{Cnm, QcnCp, QcnParams, QcnRp};
 
@@ -43,6 +45,7 @@ pub enum Scheme {
     Qcn(QcnParams),
     Bcn(BcnParams),
     PathProbe(PathProbeParams),
+    Dcqcn(DcqcnParams),
 }
 
 /// A scheme's message, carried by a control frame (`Payload::Cc`).
@@ -51,6 +54,8 @@ pub enum CcMsg {
     Cnm(Cnm),
     Bcn(BcnMsg),
     PathProbe(Probe),
+    /// DCQCN's congestion notification packet, from the NP to the RP.
+    Cnp(Cnp),
 }
 
 impl CcMsg {
@@ -60,13 +65,14 @@ impl CcMsg {
             CcMsg::Cnm(_) => ControlKind::Cnm,
             CcMsg::Bcn(m) => m.control_kind(),
             CcMsg::PathProbe(_) => ControlKind::PathProbe,
+            CcMsg::Cnp(_) => ControlKind::Cnp,
         }
     }
 
     /// True: it queues with the data (and is measured by CPs); false: control priority.
     pub fn rides_data_queue(&self) -> bool {
         match self {
-            CcMsg::Cnm(_) | CcMsg::Bcn(_) => false,
+            CcMsg::Cnm(_) | CcMsg::Bcn(_) | CcMsg::Cnp(_) => false,
             CcMsg::PathProbe(p) => p.rides_data_queue(),
         }
     }
@@ -74,7 +80,7 @@ impl CcMsg {
     /// True: for the reaction point at its destination; false: for the notification point.
     pub fn for_reaction_point(&self) -> bool {
         match self {
-            CcMsg::Cnm(_) | CcMsg::Bcn(_) => true,
+            CcMsg::Cnm(_) | CcMsg::Bcn(_) | CcMsg::Cnp(_) => true,
             CcMsg::PathProbe(p) => p.returned,
         }
     }
@@ -85,6 +91,7 @@ impl CcMsg {
             (CcMsg::Cnm(_), Scheme::Qcn(p)) => p.cnm_bytes,
             (CcMsg::Bcn(_), Scheme::Bcn(p)) => p.bcn_bytes,
             (CcMsg::PathProbe(_), Scheme::PathProbe(p)) => p.probe_bytes,
+            (CcMsg::Cnp(_), Scheme::Dcqcn(p)) => p.cnp_bytes,
             _ => 64,
         }
     }
@@ -102,6 +109,7 @@ pub enum CpState {
     Qcn(QcnCp),
     Bcn(BcnCp),
     PathProbe(PathProbeCp),
+    Dcqcn(DcqcnCp),
 }
 
 impl CongestionPoint {
@@ -111,6 +119,7 @@ impl CongestionPoint {
             Scheme::Qcn(p) => CpState::Qcn(QcnCp::new(p, &mut rng)),
             Scheme::Bcn(p) => CpState::Bcn(BcnCp::new(p, cpid, &mut rng)),
             Scheme::PathProbe(_) => CpState::PathProbe(PathProbeCp),
+            Scheme::Dcqcn(p) => CpState::Dcqcn(DcqcnCp::new(p)),
         };
         Some(CongestionPoint {
             cpid,
@@ -135,16 +144,31 @@ impl CongestionPoint {
                 cp.on_probe(probe, queue_bytes);
                 None
             }
+            (CpState::Dcqcn(cp), Payload::Data) => {
+                frame.ecn_ce |= cp.should_mark(MarkOn::Enqueue, queue_bytes, &mut self.rng);
+                None
+            }
             _ => None,
         };
         self.messages += msg.is_some() as u64;
         msg
     }
 
-    /// Hook: `frame` left the queue (`queue_bytes` no longer includes it). No scheme here
-    /// reacts at dequeue yet (DCQCN's marking on dequeue will).
-    pub fn on_dequeue(&mut self, _frame: &mut Frame, _queue_bytes: u64) -> Option<CcMsg> {
+    /// Hook: `frame` left the queue (`queue_bytes` no longer includes it): DCQCN marking at
+    /// dequeue.
+    pub fn on_dequeue(&mut self, frame: &mut Frame, queue_bytes: u64) -> Option<CcMsg> {
+        if let (CpState::Dcqcn(cp), Payload::Data) = (&mut self.state, &frame.payload) {
+            frame.ecn_ce |= cp.should_mark(MarkOn::Dequeue, queue_bytes, &mut self.rng);
+        }
         None
+    }
+
+    /// Data frames this CP marked with ECN CE (DCQCN), if it marks.
+    pub fn ecn_marked(&self) -> Option<u64> {
+        match &self.state {
+            CpState::Dcqcn(cp) => Some(cp.marked),
+            _ => None,
+        }
     }
 
     /// Last computed feedback (for probes).
@@ -152,7 +176,7 @@ impl CongestionPoint {
         match &self.state {
             CpState::Qcn(cp) => cp.last_fb(),
             CpState::Bcn(cp) => cp.last_fb(),
-            CpState::PathProbe(_) => 0.0,
+            CpState::PathProbe(_) | CpState::Dcqcn(_) => 0.0,
         }
     }
 }
@@ -162,6 +186,7 @@ pub enum Limiter {
     Qcn(QcnRp),
     Bcn(BcnRp),
     PathProbe(PathProbeRp),
+    Dcqcn(DcqcnRp),
 }
 
 impl Limiter {
@@ -180,6 +205,9 @@ impl Limiter {
             }
             (Scheme::Bcn(p), CcMsg::Bcn(m)) if m.feedback.is_negative() => {
                 Some(Limiter::Bcn(BcnRp::new(line_rate_bps, p, m.cpid, now)))
+            }
+            (Scheme::Dcqcn(p), CcMsg::Cnp(_)) => {
+                Some(Limiter::Dcqcn(DcqcnRp::new(line_rate_bps, p, now)))
             }
             _ => None,
         }
@@ -200,6 +228,7 @@ impl Limiter {
             (Limiter::Qcn(rp), CcMsg::Cnm(m)) => rp.on_cnm(m.qfb, now, rng),
             (Limiter::Bcn(rp), CcMsg::Bcn(m)) => rp.on_bcn(&m.feedback, m.cpid, now, rng),
             (Limiter::PathProbe(rp), CcMsg::PathProbe(p)) => rp.on_returned(p),
+            (Limiter::Dcqcn(rp), CcMsg::Cnp(_)) => rp.on_cnp(now),
             _ => {}
         }
     }
@@ -209,12 +238,14 @@ impl Limiter {
             Limiter::Qcn(rp) => rp.current_rate_bps(),
             Limiter::Bcn(rp) => rp.rate_bps(),
             Limiter::PathProbe(rp) => rp.rate_bps(),
+            Limiter::Dcqcn(rp) => rp.rate_bps(),
         }
     }
 
     pub fn target_rate_bps(&self) -> Option<f64> {
         match self {
             Limiter::Qcn(rp) => Some(rp.target_rate_bps()),
+            Limiter::Dcqcn(rp) => Some(rp.target_rate_bps()),
             _ => None,
         }
     }
@@ -223,6 +254,8 @@ impl Limiter {
     pub fn feedback(&self) -> Option<f64> {
         match self {
             Limiter::PathProbe(rp) => rp.path_queue_bytes(),
+            // DCQCN's alpha: the RP's estimate of the fraction of marked frames.
+            Limiter::Dcqcn(rp) => Some(rp.alpha()),
             _ => None,
         }
     }
@@ -232,6 +265,16 @@ impl Limiter {
         match self {
             Limiter::Bcn(rp) => rp.stopped_until(),
             _ => SimTime::ZERO,
+        }
+    }
+
+    /// Token-bucket depth of the limiter: bytes it may accrue at its rate while it waits
+    /// (seed 004's paused RP keeps adding tokens); 0 = none beyond the frame being paced.
+    pub fn bucket_bytes(&self) -> f64 {
+        match self {
+            Limiter::Qcn(rp) => rp.bucket_bytes(),
+            Limiter::Dcqcn(rp) => rp.bucket_bytes(),
+            _ => 0.0,
         }
     }
 
@@ -258,6 +301,10 @@ impl Limiter {
             }
             Limiter::Bcn(_) => None,
             Limiter::PathProbe(rp) => rp.on_transmit(frame_bytes).map(CcMsg::PathProbe),
+            Limiter::Dcqcn(rp) => {
+                rp.on_transmit(frame_bytes);
+                None
+            }
         }
     }
 
@@ -267,6 +314,7 @@ impl Limiter {
             Limiter::Qcn(rp) => rp.timer_deadline().map(|t| (t, rp.timer_generation())),
             Limiter::Bcn(rp) => rp.drift_deadline().map(|t| (t, rp.drift_generation())),
             Limiter::PathProbe(_) => None,
+            Limiter::Dcqcn(rp) => Some(rp.timer()),
         }
     }
 
@@ -275,6 +323,7 @@ impl Limiter {
             Limiter::Qcn(rp) => rp.on_timer(generation, now, rng),
             Limiter::Bcn(rp) => rp.on_drift(generation, now),
             Limiter::PathProbe(_) => {}
+            Limiter::Dcqcn(rp) => rp.on_timer(generation, now),
         }
     }
 
@@ -291,6 +340,7 @@ impl Limiter {
             Limiter::Qcn(rp) => rp.is_released(),
             Limiter::Bcn(rp) => rp.is_released(),
             Limiter::PathProbe(_) => false,
+            Limiter::Dcqcn(rp) => rp.is_released(),
         }
     }
 }
@@ -298,23 +348,28 @@ impl Limiter {
 /// A receiving host's notification point.
 pub enum NotificationPoint {
     PathProbe(PathProbeNp),
+    Dcqcn(DcqcnNp),
 }
 
 impl NotificationPoint {
     pub fn new(scheme: &Scheme) -> Option<NotificationPoint> {
         match scheme {
             Scheme::PathProbe(_) => Some(NotificationPoint::PathProbe(PathProbeNp)),
+            Scheme::Dcqcn(p) => Some(NotificationPoint::Dcqcn(DcqcnNp::new(p))),
             _ => None,
         }
     }
 
     /// Hook: a data frame, or a message for the NP, reached this host. Returns the answer to
     /// send to the frame's source, if any.
-    pub fn on_receive(&mut self, frame: &Frame, _now: SimTime) -> Option<CcMsg> {
+    pub fn on_receive(&mut self, frame: &Frame, now: SimTime) -> Option<CcMsg> {
         match (self, &frame.payload) {
             (NotificationPoint::PathProbe(np), Payload::Cc(CcMsg::PathProbe(p))) => {
                 Some(CcMsg::PathProbe(np.on_probe(p)))
             }
+            (NotificationPoint::Dcqcn(np), Payload::Data) => np
+                .on_data(frame.src, frame.ecn_ce, now)
+                .then_some(CcMsg::Cnp(Cnp)),
             _ => None,
         }
     }

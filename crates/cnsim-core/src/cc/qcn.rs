@@ -110,6 +110,11 @@ pub struct QcnParams {
     pub min_dec_factor: f64,
     /// Floor of CR.
     pub min_rate_bps: f64,
+    /// Token-bucket depth of the RP's rate limiter: while it waits (paused, seed 004 "Paused
+    /// RPs": it "keeps adding tokens based on the crate value") it accrues up to this many
+    /// bytes at CR, sent back to back when it may send again. 0 = no credit beyond the frame
+    /// being paced (the behaviour before this parameter).
+    pub rp_bucket_bytes: f64,
     pub tr_update: TrUpdate,
     pub fast_recovery_cmp: FastRecoveryCmp,
 }
@@ -133,6 +138,7 @@ impl Default for QcnParams {
             gd: 1.0 / 128.0,
             min_dec_factor: 0.5,
             min_rate_bps: 5e6,
+            rp_bucket_bytes: 0.0,
             tr_update: TrUpdate::Always,
             fast_recovery_cmp: FastRecoveryCmp::Le,
         }
@@ -166,7 +172,8 @@ impl QcnParams {
         c.non_negative("r_hai_bps", self.r_hai_bps)?;
         c.in_open_closed("gd", self.gd, 0.0, 1.0)?;
         c.in_closed("min_dec_factor", self.min_dec_factor, 0.0, 1.0)?;
-        c.positive("min_rate_bps", self.min_rate_bps)
+        c.positive("min_rate_bps", self.min_rate_bps)?;
+        c.non_negative("rp_bucket_bytes", self.rp_bucket_bytes)
     }
 
     /// Saturation of |Fb|: Fbmax = Qeq * (1 + 2w) (protocols.md 2, CP.3).
@@ -416,6 +423,11 @@ impl QcnRp {
         let period = self.timer_period(rng);
         self.timer.start(period, now);
         self.self_increase();
+    }
+
+    /// The limiter's token-bucket depth (`rp_bucket_bytes`).
+    pub fn bucket_bytes(&self) -> f64 {
+        self.params.rp_bucket_bytes
     }
 
     /// When the pending timer event is due; `None` while paused (frozen).

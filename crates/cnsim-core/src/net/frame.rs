@@ -57,6 +57,8 @@ pub struct Frame {
     pub rl_tag: u32,
     /// Port the frame entered the current switch by (for per-input buffer accounting).
     pub ingress: u16,
+    /// ECN Congestion Experienced: a CP marked the frame (DCQCN); the receiver's NP reads it.
+    pub ecn_ce: bool,
 }
 
 impl Frame {
@@ -71,6 +73,7 @@ impl Frame {
             born,
             rl_tag: NO_TAG,
             ingress: 0,
+            ecn_ce: false,
         }
     }
 
@@ -93,6 +96,7 @@ impl Frame {
             born,
             rl_tag: NO_TAG,
             ingress: 0,
+            ecn_ce: false,
         }
     }
 

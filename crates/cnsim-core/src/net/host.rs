@@ -371,7 +371,17 @@ impl Host {
         let voq = &mut self.voqs[slot as usize];
         if let Some(limiter) = &voq.limiter {
             limiter.stamp(&mut frame);
-            voq.next_allowed = now + serialization_time(frame.bytes as u64, limiter.rate_bps());
+            let rate = limiter.rate_bps();
+            let pace = serialization_time(frame.bytes as u64, rate);
+            let bucket = limiter.bucket_bytes();
+            voq.next_allowed = if bucket > 0.0 {
+                // Tokens accrued at the current rate while the limiter waited, up to the
+                // bucket: the pacing clock may lag `now` by at most bucket / rate.
+                let credit = serialization_time(bucket.round() as u64, rate);
+                voq.next_allowed.max(now.saturating_sub(credit)) + pace
+            } else {
+                now + pace
+            };
         }
         frame
     }
@@ -697,5 +707,46 @@ mod tests {
             panic!("QCN limiter")
         };
         assert_eq!(rp.timer_stage(), 1);
+    }
+
+    /// Frames a saturating VOQ behind a QCN limiter lets go at `now` after a long wait, with a
+    /// token bucket of `bucket_bytes` (seed 004: a paused RP keeps adding tokens at CR).
+    fn burst_after_wait(bucket_bytes: f64) -> usize {
+        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
+        let mut host = Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0));
+        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
+        let mut flows = crate::flows::FlowTable::default();
+        let scheme = Scheme::Qcn(QcnParams {
+            rp_bucket_bytes: bucket_bytes,
+            ..QcnParams::default()
+        });
+        let mut ctx = Ctx {
+            q: &mut q,
+            counters: &mut counters,
+            flows: &mut flows,
+            scheme: &scheme,
+            control_bytes: 64,
+        };
+        host.receive(0, cnm(63), &mut ctx);
+        let slot = host.voq_slot[&1];
+        host.voqs[slot as usize].saturating_frame_bytes = Some(1500);
+        // Long after the limiter last sent (as after a PAUSE): the bucket is full.
+        let now = SimTime::from_secs_f64(0.01);
+        let mut sent = 0;
+        while host.voqs[slot as usize].ready_at() <= now {
+            host.take_frame(slot, now, &mut ctx);
+            sent += 1;
+            assert!(sent < 1000, "the bucket never ran dry");
+        }
+        sent
+    }
+
+    #[test]
+    fn a_waiting_limiter_accrues_up_to_its_bucket() {
+        // Without a bucket, one frame, then the next is paced at CR.
+        assert_eq!(burst_after_wait(0.0), 1);
+        // 20.5 frames of credit: the frame taken plus 20 more leave at once (the half frame
+        // keeps picosecond rounding of the pacing times out of the count).
+        assert_eq!(burst_after_wait(30_750.0), 21);
     }
 }

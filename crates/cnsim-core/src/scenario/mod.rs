@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cc::bcn::BcnParams;
+use crate::cc::dcqcn::{DcqcnParams, ParameterSet};
 use crate::cc::path_probe::PathProbeParams;
 use crate::cc::qcn::QcnParams;
 use crate::error::ConfigError;
@@ -322,6 +323,8 @@ pub enum Scheme {
     Ecm,
     /// Path probes (a diagnostic scheme): the longest queue on each path, per destination.
     PathProbe,
+    /// DCQCN (SIGCOMM 2015): ECN marking at switches, CNPs from receivers, per-pair RPs.
+    Dcqcn,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -335,6 +338,8 @@ pub struct CongestionSpec {
     pub bcn: Option<BcnParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_probe: Option<PathProbeParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<DcqcnParams>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -350,8 +355,28 @@ pub struct ReportSpec {
     pub recovery: Option<RecoverySpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transient: Option<TransientSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadySpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plots: Vec<PlotSpec>,
+}
+
+/// Steady-state statistics over a window (DCQCN's fixed point): the queue's mean and standard
+/// deviation, and the spread of the reaction points' rates, computed by the Python analysis
+/// from the probes.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SteadySpec {
+    /// Start of the window (after the start-up transient).
+    pub start_s: f64,
+    /// End of the window; None = the end of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_s: Option<f64>,
+    /// The bottleneck output queue, as a port entity ("sw->recv").
+    pub port: String,
+    /// Rate-limiter entity globs ("host->dst") whose `rp_rate_bps` are pooled; empty = all.
+    #[serde(default)]
+    pub entities: Vec<String>,
 }
 
 /// Transient duration by Jain's initial data deletion (seed 001), computed by the Python
@@ -409,6 +434,7 @@ impl Default for ReportSpec {
             window_s: None,
             recovery: None,
             transient: None,
+            steady: None,
             plots: Vec::new(),
         }
     }
@@ -512,6 +538,7 @@ impl Scenario {
             apply_override(&mut value, path, v)?;
         }
         apply_ecm_defaults(&mut value);
+        apply_dcqcn_parameter_set(&mut value)?;
         let mut scenario: Scenario = deserialize_with_path(value)?;
         scenario.fill_defaults();
         scenario.validate()?;
@@ -539,6 +566,9 @@ impl Scenario {
             Scheme::PathProbe if self.congestion.path_probe.is_none() => {
                 self.congestion.path_probe = Some(PathProbeParams::default())
             }
+            Scheme::Dcqcn if self.congestion.dcqcn.is_none() => {
+                self.congestion.dcqcn = Some(DcqcnParams::default())
+            }
             _ => {}
         }
     }
@@ -562,6 +592,33 @@ fn apply_ecm_defaults(root: &mut toml::Table) {
         merged.extend(user);
     }
     cong.insert("bcn".into(), toml::Value::Table(merged));
+}
+
+/// `[congestion.dcqcn] parameter_set = "..."`: the table's other keys are laid over the named
+/// set's values, so a partial table keeps the set's values for what it leaves out.
+fn apply_dcqcn_parameter_set(root: &mut toml::Table) -> Result<(), ConfigError> {
+    let Some(toml::Value::Table(cong)) = root.get_mut("congestion") else {
+        return Ok(());
+    };
+    let Some(toml::Value::Table(user)) = cong.get("dcqcn") else {
+        return Ok(());
+    };
+    let Some(name) = user.get("parameter_set") else {
+        return Ok(());
+    };
+    let set: ParameterSet = name.clone().try_into().map_err(|e: toml::de::Error| {
+        ConfigError::field("congestion.dcqcn.parameter_set", e.message().to_string())
+    })?;
+    let toml::Value::Table(mut merged) =
+        toml::Value::try_from(DcqcnParams::of_set(set)).expect("serialisable")
+    else {
+        unreachable!("a struct serialises to a table");
+    };
+    if let Some(toml::Value::Table(user)) = cong.remove("dcqcn") {
+        merged.extend(user);
+    }
+    cong.insert("dcqcn".into(), toml::Value::Table(merged));
+    Ok(())
 }
 
 fn deserialize_with_path(value: toml::Table) -> Result<Scenario, ConfigError> {

@@ -507,6 +507,9 @@ impl Scenario {
         if let Some(p) = &self.congestion.path_probe {
             p.validate("congestion.path_probe")?;
         }
+        if let Some(p) = &self.congestion.dcqcn {
+            p.validate("congestion.dcqcn")?;
+        }
         Ok(())
     }
 }
@@ -648,6 +651,24 @@ impl ReportSpec {
                 if let Some(v) = v {
                     tc.time_non_negative(field, v)?;
                 }
+            }
+        }
+        if let Some(s) = &self.steady {
+            let sp = format!("{path}.steady");
+            let sc = Check { path: &sp };
+            // Not checked against duration_s (as [report.transient]): a run shortened with
+            // --set duration_s keeps working, and the analysis warns of an empty window.
+            sc.time_non_negative("start_s", s.start_s)?;
+            if let Some(end) = s.end_s {
+                if end <= s.start_s {
+                    return Err(sc.fail(
+                        "end_s",
+                        format!("must be above start_s (got start {}, end {end})", s.start_s),
+                    ));
+                }
+            }
+            if s.port.is_empty() {
+                return Err(sc.fail("port", "must name a port, e.g. \"sw->recv\""));
             }
         }
         let mut files = HashSet::new();

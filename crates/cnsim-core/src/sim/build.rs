@@ -59,6 +59,7 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         scenario::Scheme::PathProbe => {
             Scheme::PathProbe(sc.congestion.path_probe.clone().unwrap_or_default())
         }
+        scenario::Scheme::Dcqcn => Scheme::Dcqcn(sc.congestion.dcqcn.clone().unwrap_or_default()),
     };
     let mut ports: Vec<Vec<Port>> = (0..n_hosts + sc.switches.len())
         .map(|_| Vec::new())

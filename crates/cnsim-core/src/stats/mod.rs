@@ -41,9 +41,10 @@ pub enum ControlKind {
     BcnMax = 5,
     Bcn00 = 6,
     PathProbe = 7,
+    Cnp = 8,
 }
 
-pub const CONTROL_KINDS: [(ControlKind, &str); 8] = [
+pub const CONTROL_KINDS: [(ControlKind, &str); 9] = [
     (ControlKind::Xoff, "pause_xoff"),
     (ControlKind::Xon, "pause_xon"),
     (ControlKind::Cnm, "qcn_cnm"),
@@ -52,6 +53,7 @@ pub const CONTROL_KINDS: [(ControlKind, &str); 8] = [
     (ControlKind::BcnMax, "bcn_max"),
     (ControlKind::Bcn00, "bcn_00"),
     (ControlKind::PathProbe, "path_probe"),
+    (ControlKind::Cnp, "dcqcn_cnp"),
 ];
 
 /// Whole-network counters.
@@ -61,7 +63,7 @@ pub struct Counters {
     pub delivered: u64,
     pub delivered_bytes: u64,
     pub dropped: [u64; 6],
-    pub control_sent: [u64; 8],
+    pub control_sent: [u64; 9],
     /// Scheme messages riding the data queue that a full buffer turned away.
     pub control_dropped: u64,
     pub control_bytes: u64,

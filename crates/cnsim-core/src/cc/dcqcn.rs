@@ -1,0 +1,687 @@
+//! DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015),
+//! written only against the scheme hooks (`docs/hooks.md`):
+//! - CP: RED-like ECN marking on a switch output queue, at enqueue or at dequeue (a parameter):
+//!   p = 0 below Kmin, Pmax (q - Kmin) / (Kmax - Kmin) from Kmin to Kmax, 1 above Kmax. A marked
+//!   frame carries `Frame::ecn_ce`; the CP sends nothing itself.
+//! - NP: a marked data frame from a source makes the receiver send that source a CNP, at most
+//!   one per source per `cnp_interval_s` (the paper's N = 50 us).
+//! - RP: starts at line rate when the first CNP arrives (CR = line rate, alpha = `alpha_init`)
+//!   and then, per the paper's figure of the RP algorithm:
+//!   on a CNP: TR = CR, CR = CR (1 - alpha/2), alpha = (1 - g) alpha + g, and the rate timer,
+//!   the byte counter and their stage counts restart; every `alpha_timer_s` (K = 55 us) without
+//!   a CNP: alpha = (1 - g) alpha; each expiry of the rate timer T or of the byte counter B
+//!   increments that counter's stage and then raises the rate: fast recovery (CR = (CR + TR)/2)
+//!   while max(T, BC) <= F, hyper increase (TR += step, CR = (CR + TR)/2) when min(T, BC) > F,
+//!   additive increase (TR += R_AI, CR = (CR + TR)/2) otherwise.
+//!
+//! Choices fixed here (our reading; each says why):
+//! - "max(T, BC) <= F" gives F fast-recovery steps, the paper's "F = 5 iterations" (and what
+//!   the single-counter Mellanox model in the public ns-3 code does with stage < F before its
+//!   increment).
+//! - `byte_counter_bytes = 0` turns the byte counter off (the Mellanox model has none); with
+//!   only the timer, the single-counter rule of that model applies: F fast-recovery steps, one
+//!   additive step, then hyper increase.
+//! - The hyper-increase step is R_HAI (i - F) with i = min(T, BC) as QCN's pseudo code has it
+//!   (`hai_step = "qcn"`), or a constant R_HAI (`"constant"`, the Mellanox model).
+//! - The NP keys "per flow" by the data's source host: cnsim's RPs are per destination at the
+//!   source (hooks.md, "Limits"), so one CNP budget per source-destination pair is one per RP.
+//! - The RP is released (removed) once CR reaches the line rate, as QCN's is; a later CNP
+//!   installs a fresh one with alpha = `alpha_init`.
+//! - Not modelled: the Mellanox model's batching of rate decreases and alpha updates into
+//!   fixed intervals (`RATE_DECREASE_INTERVAL`, `ALPHA_RESUME_INTERVAL` with a CNP-arrived
+//!   bit); here every CNP cuts at once and alpha decays on its own timer. PAUSE does not freeze
+//!   a DCQCN RP.
+
+use std::collections::HashMap;
+
+use rand::Rng;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Check, ConfigError};
+use crate::net::frame::HostId;
+use crate::rng::SimRng;
+use crate::time::SimTime;
+
+/// Where the CP decides to mark a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkOn {
+    /// When the frame joins the queue, against the queue including it (RED as specified).
+    #[default]
+    Enqueue,
+    /// When the frame leaves the queue, against the queue it leaves behind (feedback is
+    /// fresher by one queueing delay; the public ns-3 code bases mark here).
+    Dequeue,
+}
+
+/// How large a hyper-increase step is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HaiStep {
+    /// R_HAI (min(T, BC) - F), as in QCN's pseudo code.
+    #[default]
+    Qcn,
+    /// R_HAI per step, as in the Mellanox model of the public ns-3 code.
+    Constant,
+}
+
+/// Named parameter sets: the table's keys are laid over the set's values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ParameterSet {
+    /// SIGCOMM 2015 (Zhu et al.) and its CoNEXT 2016 analysis: Kmin 5 KB, Kmax 200 KB, Pmax 1 %,
+    /// g 1/256, N 50 us, K = T 55 us, B 10 MB, F 5, R_AI 40 Mb/s.
+    #[default]
+    Sigcomm2015,
+    /// The DCQCN settings of the HPCC ns-3 code base (`mix/config.txt`, CC_MODE 1, 25 Gb/s
+    /// ECN map): Kmin 100 KB, Kmax 400 KB, Pmax 20 %, rate timer 900 us, alpha timer 1 us,
+    /// F 1, R_AI 50 Mb/s, R_HAI 100 Mb/s constant, minimum rate 100 Mb/s, no byte counter,
+    /// marking at dequeue.
+    HpccNs3,
+}
+
+/// `[congestion.dcqcn]`. Defaults are the SIGCOMM 2015 parameters.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DcqcnParams {
+    /// The named set the other keys start from (outputs say which ran).
+    pub parameter_set: ParameterSet,
+    /// CP: below this queue nothing is marked (Kmin).
+    pub kmin_bytes: f64,
+    /// CP: above this queue everything is marked (Kmax).
+    pub kmax_bytes: f64,
+    /// CP: marking probability at Kmax (Pmax).
+    pub pmax: f64,
+    /// CP: mark at enqueue or at dequeue.
+    pub mark_on: MarkOn,
+    /// NP: at most one CNP per flow per this interval (N).
+    pub cnp_interval_s: f64,
+    /// Size of a CNP frame.
+    pub cnp_bytes: u32,
+    /// RP: alpha's gain g.
+    pub g: f64,
+    /// RP: alpha when the RP is created.
+    pub alpha_init: f64,
+    /// RP: period of alpha's decay without CNPs (K).
+    pub alpha_timer_s: f64,
+    /// RP: rate-increase timer (T).
+    pub rate_timer_s: f64,
+    /// RP: rate-increase byte counter (B); 0 turns it off.
+    pub byte_counter_bytes: f64,
+    /// RP: fast-recovery steps (F).
+    pub fast_recovery_threshold: u32,
+    /// RP: additive-increase step R_AI.
+    pub r_ai_bps: f64,
+    /// RP: hyper-increase step R_HAI.
+    pub r_hai_bps: f64,
+    pub hai_step: HaiStep,
+    /// RP: floor of CR.
+    pub min_rate_bps: f64,
+    /// RP: token-bucket depth of the rate limiter (bytes accrued at CR while it waits, e.g.
+    /// paused; 0 = none beyond the frame being paced), as `congestion.qcn.rp_bucket_bytes`.
+    pub rp_bucket_bytes: f64,
+}
+
+impl Default for DcqcnParams {
+    fn default() -> Self {
+        DcqcnParams::of_set(ParameterSet::Sigcomm2015)
+    }
+}
+
+impl DcqcnParams {
+    /// The values of a named parameter set.
+    pub fn of_set(set: ParameterSet) -> DcqcnParams {
+        let sigcomm = DcqcnParams {
+            parameter_set: ParameterSet::Sigcomm2015,
+            kmin_bytes: 5_000.0,
+            kmax_bytes: 200_000.0,
+            pmax: 0.01,
+            mark_on: MarkOn::Enqueue,
+            cnp_interval_s: 50e-6,
+            cnp_bytes: 64,
+            g: 1.0 / 256.0,
+            alpha_init: 1.0,
+            alpha_timer_s: 55e-6,
+            rate_timer_s: 55e-6,
+            byte_counter_bytes: 10e6,
+            fast_recovery_threshold: 5,
+            r_ai_bps: 40e6,
+            // The paper gives no number for R_HAI ("larger"); QCN's ratio R_HAI = 10 R_AI.
+            r_hai_bps: 400e6,
+            hai_step: HaiStep::Qcn,
+            min_rate_bps: 10e6,
+            rp_bucket_bytes: 0.0,
+        };
+        match set {
+            ParameterSet::Sigcomm2015 => sigcomm,
+            ParameterSet::HpccNs3 => DcqcnParams {
+                parameter_set: ParameterSet::HpccNs3,
+                kmin_bytes: 100_000.0,
+                kmax_bytes: 400_000.0,
+                pmax: 0.2,
+                mark_on: MarkOn::Dequeue,
+                alpha_timer_s: 1e-6,
+                rate_timer_s: 900e-6,
+                byte_counter_bytes: 0.0,
+                fast_recovery_threshold: 1,
+                r_ai_bps: 50e6,
+                r_hai_bps: 100e6,
+                hai_step: HaiStep::Constant,
+                min_rate_bps: 100e6,
+                ..sigcomm
+            },
+        }
+    }
+
+    /// Checks every field; errors name the field as `<path>.<field>`.
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        let c = Check { path };
+        c.non_negative("kmin_bytes", self.kmin_bytes)?;
+        c.positive("kmax_bytes", self.kmax_bytes)?;
+        if self.kmax_bytes <= self.kmin_bytes {
+            return Err(c.fail(
+                "kmax_bytes",
+                format!(
+                    "must be above kmin_bytes ({} <= {})",
+                    self.kmax_bytes, self.kmin_bytes
+                ),
+            ));
+        }
+        c.in_closed("pmax", self.pmax, 0.0, 1.0)?;
+        c.time_positive("cnp_interval_s", self.cnp_interval_s)?;
+        c.in_closed("cnp_bytes", self.cnp_bytes as f64, 64.0, 9216.0)?;
+        c.in_open_closed("g", self.g, 0.0, 1.0)?;
+        c.in_closed("alpha_init", self.alpha_init, 0.0, 1.0)?;
+        c.time_positive("alpha_timer_s", self.alpha_timer_s)?;
+        c.time_positive("rate_timer_s", self.rate_timer_s)?;
+        c.non_negative("byte_counter_bytes", self.byte_counter_bytes)?;
+        c.rate_non_negative("r_ai_bps", self.r_ai_bps)?;
+        c.rate_non_negative("r_hai_bps", self.r_hai_bps)?;
+        c.rate("min_rate_bps", self.min_rate_bps)?;
+        c.non_negative("rp_bucket_bytes", self.rp_bucket_bytes)
+    }
+
+    /// The RED-like marking probability at queue length `queue_bytes`.
+    pub fn mark_probability(&self, queue_bytes: f64) -> f64 {
+        if queue_bytes < self.kmin_bytes {
+            0.0
+        } else if queue_bytes <= self.kmax_bytes {
+            self.pmax * (queue_bytes - self.kmin_bytes) / (self.kmax_bytes - self.kmin_bytes)
+        } else {
+            1.0
+        }
+    }
+}
+
+/// The CNP (it carries nothing: the frame's `flow` names the RP at the source).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cnp;
+
+/// ECN marking on one output queue.
+pub struct DcqcnCp {
+    params: DcqcnParams,
+    /// Frames marked (CE) here.
+    pub marked: u64,
+}
+
+impl DcqcnCp {
+    pub fn new(params: &DcqcnParams) -> DcqcnCp {
+        DcqcnCp {
+            params: params.clone(),
+            marked: 0,
+        }
+    }
+
+    /// Decides whether a data frame is marked at this point (`at`), with the queue length the
+    /// hook reports. Draws a number only where 0 < p < 1, so the draws follow the queue.
+    pub fn should_mark(&mut self, at: MarkOn, queue_bytes: u64, rng: &mut SimRng) -> bool {
+        if at != self.params.mark_on {
+            return false;
+        }
+        let p = self.params.mark_probability(queue_bytes as f64);
+        let mark = if p <= 0.0 {
+            false
+        } else if p >= 1.0 {
+            true
+        } else {
+            rng.random::<f64>() < p
+        };
+        self.marked += mark as u64;
+        mark
+    }
+}
+
+/// The receiver's CNP pacing: the last CNP sent to each source.
+pub struct DcqcnNp {
+    interval: SimTime,
+    last_cnp: HashMap<HostId, SimTime>,
+}
+
+impl DcqcnNp {
+    pub fn new(params: &DcqcnParams) -> DcqcnNp {
+        DcqcnNp {
+            interval: SimTime::from_secs_f64(params.cnp_interval_s),
+            last_cnp: HashMap::new(),
+        }
+    }
+
+    /// A data frame from `src` arrived, marked or not. True: send `src` a CNP now.
+    pub fn on_data(&mut self, src: HostId, marked: bool, now: SimTime) -> bool {
+        if !marked {
+            return false;
+        }
+        match self.last_cnp.get(&src) {
+            Some(&last) if now.saturating_sub(last) < self.interval => false,
+            _ => {
+                self.last_cnp.insert(src, now);
+                true
+            }
+        }
+    }
+}
+
+/// The reaction point of one source-destination pair.
+pub struct DcqcnRp {
+    params: DcqcnParams,
+    line_rate_bps: f64,
+    /// Current rate CR.
+    cr_bps: f64,
+    /// Target rate TR.
+    tr_bps: f64,
+    alpha: f64,
+    /// Stage counts T (timer expiries) and BC (byte-counter expiries) since the last CNP.
+    timer_stage: u32,
+    byte_stage: u32,
+    bytes_left: f64,
+    rate_deadline: SimTime,
+    alpha_deadline: SimTime,
+    /// Changes whenever either deadline is reset, so a stale timer event is ignored.
+    generation: u32,
+    pub cnps: u64,
+}
+
+impl DcqcnRp {
+    /// A new RP at line rate (it gets its first CNP right after).
+    pub fn new(line_rate_bps: f64, params: &DcqcnParams, now: SimTime) -> DcqcnRp {
+        let mut rp = DcqcnRp {
+            params: params.clone(),
+            line_rate_bps,
+            cr_bps: line_rate_bps,
+            tr_bps: line_rate_bps,
+            alpha: params.alpha_init,
+            timer_stage: 0,
+            byte_stage: 0,
+            bytes_left: params.byte_counter_bytes,
+            rate_deadline: SimTime::ZERO,
+            alpha_deadline: SimTime::ZERO,
+            generation: 0,
+            cnps: 0,
+        };
+        rp.restart_rate_timer(now);
+        rp.restart_alpha_timer(now);
+        rp
+    }
+
+    fn restart_rate_timer(&mut self, now: SimTime) {
+        self.rate_deadline = now + SimTime::from_secs_f64(self.params.rate_timer_s);
+        self.generation = self.generation.wrapping_add(1);
+    }
+
+    fn restart_alpha_timer(&mut self, now: SimTime) {
+        self.alpha_deadline = now + SimTime::from_secs_f64(self.params.alpha_timer_s);
+        self.generation = self.generation.wrapping_add(1);
+    }
+
+    /// A CNP: TR = CR, CR = CR (1 - alpha/2), then alpha = (1 - g) alpha + g; the increase
+    /// stages, the rate timer, the byte counter and the alpha timer restart.
+    pub fn on_cnp(&mut self, now: SimTime) {
+        let p = &self.params;
+        self.cnps += 1;
+        self.tr_bps = self.cr_bps;
+        self.cr_bps = (self.cr_bps * (1.0 - self.alpha / 2.0)).max(p.min_rate_bps);
+        self.alpha = (1.0 - p.g) * self.alpha + p.g;
+        self.timer_stage = 0;
+        self.byte_stage = 0;
+        self.bytes_left = p.byte_counter_bytes;
+        self.restart_rate_timer(now);
+        self.restart_alpha_timer(now);
+    }
+
+    /// A data frame of `bytes` left: the byte counter B.
+    pub fn on_transmit(&mut self, bytes: u32) {
+        if self.params.byte_counter_bytes <= 0.0 {
+            return;
+        }
+        self.bytes_left -= bytes as f64;
+        if self.bytes_left <= 0.0 {
+            // The overshoot is dropped, as in cnsim's QCN byte counter.
+            self.bytes_left = self.params.byte_counter_bytes;
+            self.byte_stage = self.byte_stage.saturating_add(1);
+            self.increase();
+        }
+    }
+
+    /// The earlier of the two timers, with the generation that must still be current.
+    pub fn timer(&self) -> (SimTime, u32) {
+        (self.rate_deadline.min(self.alpha_deadline), self.generation)
+    }
+
+    /// A timer event: whichever timers are due at `now` fire (alpha first, then the rate).
+    pub fn on_timer(&mut self, generation: u32, now: SimTime) {
+        if generation != self.generation {
+            return;
+        }
+        if self.alpha_deadline <= now {
+            self.alpha *= 1.0 - self.params.g;
+            self.restart_alpha_timer(now);
+        }
+        if self.rate_deadline <= now {
+            self.timer_stage = self.timer_stage.saturating_add(1);
+            self.restart_rate_timer(now);
+            self.increase();
+        }
+    }
+
+    /// One rate-increase event (after its counter was incremented).
+    fn increase(&mut self) {
+        let p = &self.params;
+        let f = p.fast_recovery_threshold;
+        let byte_counter_on = p.byte_counter_bytes > 0.0;
+        let (most, least) = if byte_counter_on {
+            (
+                self.timer_stage.max(self.byte_stage),
+                self.timer_stage.min(self.byte_stage),
+            )
+        } else {
+            // One counter: F fast-recovery steps, one additive step, then hyper increase.
+            (self.timer_stage, self.timer_stage.saturating_sub(1))
+        };
+        if most <= f {
+            // Fast recovery: TR unchanged.
+        } else if least > f {
+            let step = match p.hai_step {
+                HaiStep::Qcn => p.r_hai_bps * f64::from(least - f),
+                HaiStep::Constant => p.r_hai_bps,
+            };
+            self.tr_bps += step;
+        } else {
+            self.tr_bps += p.r_ai_bps;
+        }
+        self.tr_bps = self.tr_bps.min(self.line_rate_bps);
+        let cr = (self.cr_bps + self.tr_bps) / 2.0;
+        // When the average no longer moves CR it snaps to TR (so line rate is reached exactly).
+        self.cr_bps = if cr == self.cr_bps { self.tr_bps } else { cr };
+    }
+
+    pub fn rate_bps(&self) -> f64 {
+        self.cr_bps
+    }
+
+    pub fn target_rate_bps(&self) -> f64 {
+        self.tr_bps
+    }
+
+    pub fn bucket_bytes(&self) -> f64 {
+        self.params.rp_bucket_bytes
+    }
+
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    pub fn stages(&self) -> (u32, u32) {
+        (self.timer_stage, self.byte_stage)
+    }
+
+    /// Back at line rate: the RP no longer limits.
+    pub fn is_released(&self) -> bool {
+        self.cr_bps >= self.line_rate_bps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, StreamKind};
+
+    fn us(v: f64) -> SimTime {
+        SimTime::from_secs_f64(v * 1e-6)
+    }
+
+    fn close(got: f64, want: f64) {
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "got {got}, want {want}"
+        );
+    }
+
+    fn fire(rp: &mut DcqcnRp) -> SimTime {
+        let (at, generation) = rp.timer();
+        rp.on_timer(generation, at);
+        at
+    }
+
+    #[test]
+    fn marking_curve_is_red_between_kmin_and_kmax() {
+        let p = DcqcnParams::default();
+        assert_eq!(p.mark_probability(0.0), 0.0);
+        assert_eq!(p.mark_probability(4_999.0), 0.0);
+        assert_eq!(p.mark_probability(5_000.0), 0.0);
+        // Halfway between 5 KB and 200 KB: Pmax / 2.
+        close(p.mark_probability(102_500.0), 0.005);
+        close(p.mark_probability(200_000.0), 0.01);
+        assert_eq!(p.mark_probability(200_001.0), 1.0);
+    }
+
+    #[test]
+    fn marking_frequency_follows_the_curve_and_only_at_the_chosen_point() {
+        let p = DcqcnParams {
+            pmax: 0.5,
+            ..DcqcnParams::default()
+        };
+        let mut cp = DcqcnCp::new(&p);
+        let mut rng = stream(7, StreamKind::CongestionPoint, 0);
+        // q = 102.5 KB: p = 0.25.
+        let n = 200_000;
+        let marked = (0..n)
+            .filter(|_| cp.should_mark(MarkOn::Enqueue, 102_500, &mut rng))
+            .count();
+        let freq = marked as f64 / n as f64;
+        // 4 standard deviations of a binomial(200000, 0.25) proportion: 0.0039.
+        assert!((freq - 0.25).abs() < 0.0039, "marked {freq}");
+        assert!(!cp.should_mark(MarkOn::Dequeue, 1_000_000, &mut rng));
+        assert!(cp.should_mark(MarkOn::Enqueue, 1_000_000, &mut rng));
+        assert!(!cp.should_mark(MarkOn::Enqueue, 5_000, &mut rng));
+    }
+
+    #[test]
+    fn np_sends_at_most_one_cnp_per_source_per_interval() {
+        let mut np = DcqcnNp::new(&DcqcnParams::default());
+        assert!(!np.on_data(1, false, us(0.0)), "unmarked: no CNP");
+        assert!(np.on_data(1, true, us(1.0)));
+        assert!(!np.on_data(1, true, us(50.9)), "within 50 us of the last");
+        assert!(
+            np.on_data(2, true, us(2.0)),
+            "another source has its own budget"
+        );
+        assert!(np.on_data(1, true, us(51.0)), "50 us after the last");
+        assert!(!np.on_data(1, true, us(100.0)));
+    }
+
+    #[test]
+    fn a_cnp_cuts_by_alpha_over_two_and_raises_alpha_by_g() {
+        let p = DcqcnParams::default();
+        let mut rp = DcqcnRp::new(40e9, &p, SimTime::ZERO);
+        rp.on_cnp(SimTime::ZERO);
+        // alpha = 1: CR halves; TR keeps the old CR; alpha = (1 - g) + g = 1.
+        close(rp.rate_bps(), 20e9);
+        close(rp.target_rate_bps(), 40e9);
+        close(rp.alpha(), 1.0);
+        rp.on_cnp(us(1.0));
+        close(rp.target_rate_bps(), 20e9);
+        close(rp.rate_bps(), 10e9);
+        // With alpha = 0.5: the cut is 25 %, alpha -> 0.5 (1 - 1/256) + 1/256.
+        let mut rp = DcqcnRp::new(
+            40e9,
+            &DcqcnParams {
+                alpha_init: 0.5,
+                ..p.clone()
+            },
+            SimTime::ZERO,
+        );
+        rp.on_cnp(SimTime::ZERO);
+        close(rp.rate_bps(), 30e9);
+        close(rp.alpha(), 0.5 * (255.0 / 256.0) + 1.0 / 256.0);
+        // The minimum rate is a floor.
+        let mut rp = DcqcnRp::new(40e9, &p, SimTime::ZERO);
+        for i in 0..20 {
+            rp.on_cnp(us(i as f64));
+        }
+        close(rp.rate_bps(), 10e6);
+    }
+
+    #[test]
+    fn alpha_decays_by_one_minus_g_per_timer_without_cnp() {
+        let p = DcqcnParams {
+            // Keep the rate timer out of the way.
+            rate_timer_s: 1.0,
+            ..DcqcnParams::default()
+        };
+        let mut rp = DcqcnRp::new(40e9, &p, SimTime::ZERO);
+        rp.on_cnp(SimTime::ZERO);
+        let mut last = SimTime::ZERO;
+        for _ in 0..10 {
+            last = fire(&mut rp);
+        }
+        assert_eq!(last, us(550.0), "ten 55 us periods");
+        close(rp.alpha(), (255.0f64 / 256.0).powi(10));
+        // A CNP restarts the alpha timer: the next decay is 55 us after it.
+        rp.on_cnp(us(560.0));
+        assert_eq!(rp.timer().0, us(615.0));
+        // A stale generation does nothing.
+        let a = rp.alpha();
+        rp.on_timer(rp.timer().1.wrapping_sub(1), us(615.0));
+        close(rp.alpha(), a);
+    }
+
+    #[test]
+    fn recovery_five_fast_steps_then_additive() {
+        let p = DcqcnParams {
+            // Only the rate timer: alpha's timer out of the way, byte counter never expires.
+            alpha_timer_s: 10.0,
+            byte_counter_bytes: 1e12,
+            ..DcqcnParams::default()
+        };
+        let mut rp = DcqcnRp::new(40e9, &p, SimTime::ZERO);
+        rp.on_cnp(SimTime::ZERO); // CR 20, TR 40
+        rp.on_cnp(SimTime::ZERO); // CR 10, TR 20 (Gb/s)
+        let mut cr = 10e9;
+        for step in 1..=5 {
+            let at = fire(&mut rp);
+            assert_eq!(at, us(55.0 * step as f64));
+            cr = (cr + 20e9) / 2.0;
+            close(rp.rate_bps(), cr);
+            close(rp.target_rate_bps(), 20e9);
+        }
+        close(rp.rate_bps(), 20e9 - 10e9 / 32.0);
+        // T = 6 > F but BC = 0 <= F: additive increase by R_AI = 40 Mb/s.
+        fire(&mut rp);
+        close(rp.target_rate_bps(), 20.04e9);
+        close(rp.rate_bps(), (cr + 20.04e9) / 2.0);
+        assert_eq!(rp.stages(), (6, 0));
+    }
+
+    #[test]
+    fn hyper_increase_when_both_counters_pass_f() {
+        let p = DcqcnParams {
+            alpha_timer_s: 10.0,
+            rate_timer_s: 10.0,
+            byte_counter_bytes: 3_000.0,
+            fast_recovery_threshold: 1,
+            ..DcqcnParams::default()
+        };
+        let mut rp = DcqcnRp::new(40e9, &p, SimTime::ZERO);
+        rp.on_cnp(SimTime::ZERO); // CR 20, TR 40
+        rp.on_cnp(SimTime::ZERO); // CR 10, TR 20
+        rp.on_transmit(1500);
+        close(rp.rate_bps(), 10e9);
+        rp.on_transmit(1500); // BC = 1 <= F: fast recovery
+        close(rp.rate_bps(), 15e9);
+        fire(&mut rp); // T = 1, BC = 1: fast recovery
+        close(rp.rate_bps(), 17.5e9);
+        rp.on_transmit(3000); // BC = 2, T = 1: additive
+        close(rp.target_rate_bps(), 20.04e9);
+        fire(&mut rp); // T = 2, BC = 2: hyper, R_HAI (2 - 1)
+        close(rp.target_rate_bps(), 20.44e9);
+        rp.on_transmit(3000); // BC = 3, T = 2: hyper, R_HAI (2 - 1)
+        close(rp.target_rate_bps(), 20.84e9);
+        fire(&mut rp); // T = 3, BC = 3: R_HAI (3 - 1)
+        close(rp.target_rate_bps(), 21.64e9);
+    }
+
+    #[test]
+    fn hpcc_set_one_counter_one_fast_step_one_additive_then_constant_hyper() {
+        let p = DcqcnParams::of_set(ParameterSet::HpccNs3);
+        assert_eq!(p.mark_on, MarkOn::Dequeue);
+        let mut rp = DcqcnRp::new(25e9, &p, SimTime::ZERO);
+        rp.on_cnp(SimTime::ZERO); // CR 12.5, TR 25
+                                  // Let alpha's 1 us timer run until the first rate timer (900 us).
+        let mut fired_rate = false;
+        while !fired_rate {
+            let before = rp.stages().0;
+            fire(&mut rp);
+            fired_rate = rp.stages().0 > before;
+        }
+        close(rp.rate_bps(), 18.75e9); // fast recovery
+        close(rp.target_rate_bps(), 25e9);
+        rp.on_cnp(us(1000.0));
+        let (cr, tr) = (rp.rate_bps(), rp.target_rate_bps());
+        let mut steps = Vec::new();
+        while steps.len() < 4 {
+            let before = rp.stages().0;
+            fire(&mut rp);
+            if rp.stages().0 > before {
+                steps.push(rp.target_rate_bps());
+            }
+        }
+        close(steps[0], tr); // fast recovery
+        close(steps[1], tr + 50e6); // additive
+        close(steps[2], tr + 150e6); // hyper, constant 100 Mb/s
+        close(steps[3], tr + 250e6);
+        assert!(rp.rate_bps() > cr);
+    }
+
+    #[test]
+    fn released_at_line_rate() {
+        let p = DcqcnParams {
+            alpha_timer_s: 10.0,
+            ..DcqcnParams::default()
+        };
+        let mut rp = DcqcnRp::new(10e9, &p, SimTime::ZERO);
+        rp.on_cnp(SimTime::ZERO);
+        let mut n = 0;
+        while !rp.is_released() {
+            fire(&mut rp);
+            n += 1;
+            assert!(n < 200, "never released");
+        }
+        assert_eq!(rp.rate_bps(), 10e9);
+    }
+
+    #[test]
+    fn validate_names_the_field() {
+        let bad = DcqcnParams {
+            kmax_bytes: 1_000.0,
+            ..DcqcnParams::default()
+        };
+        let e = bad.validate("congestion.dcqcn").unwrap_err();
+        assert!(e.to_string().contains("congestion.dcqcn.kmax_bytes"), "{e}");
+        let bad = DcqcnParams {
+            g: 0.0,
+            ..DcqcnParams::default()
+        };
+        let e = bad.validate("congestion.dcqcn").unwrap_err();
+        assert!(e.to_string().contains("congestion.dcqcn.g"), "{e}");
+    }
+}

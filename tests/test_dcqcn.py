@@ -1,0 +1,95 @@
+"""DCQCN end to end: the dcqcn-incast preset converges to fair rates, the fixed-point sweep writes
+its table, named parameter sets resolve, and the fluid model's fixed point solves its equations."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import cnsim
+from cnsim import dcqcn_fluid
+
+LINE_RATE_BPS = 40e9
+
+
+@pytest.fixture(scope="module")
+def incast() -> cnsim.Result:
+    return cnsim.run("dcqcn-incast")
+
+
+def test_incast_converges_to_fair_rates_without_loss(incast: cnsim.Result) -> None:
+    s = incast.summary
+    m = s["metrics"]
+    n = m["steady_n_flows"]
+    assert n == 8
+    assert s["frames"]["dropped"]["total"] == 0
+    assert s["control_frames"]["dcqcn_cnp"] > 0
+    assert s["per_port"]["sw->recv"]["ecn_marked_frames"] > 0
+    # Rates converge to C/N: the mean CR within 5 % of the fair share, Jain's index near 1.
+    assert m["steady_rate_mean_bps"] == pytest.approx(LINE_RATE_BPS / n, rel=0.05)
+    assert m["steady_fairness_index"] > 0.98
+    # The link stays busy and the queue sits between Kmin and Kmax on average.
+    assert m["steady_throughput_bps"] > 0.95 * LINE_RATE_BPS
+    assert 5_000 < m["steady_queue_mean_bytes"] < 200_000
+    assert s["variant"] == {
+        "scheme": "dcqcn",
+        "parameter_set": "sigcomm2015",
+        "mark_on": "enqueue",
+        "hai_step": "qcn",
+    }
+
+
+def test_parameter_set_is_laid_under_the_given_keys() -> None:
+    text = cnsim.load_scenario("dcqcn-incast").replace(
+        'parameter_set = "sigcomm2015"', 'parameter_set = "hpcc_ns3"\nkmin_bytes = 50_000'
+    )
+    dcqcn = tomllib.loads(cnsim.resolve(text))["congestion"]["dcqcn"]
+    assert dcqcn["kmin_bytes"] == 50_000  # given
+    assert dcqcn["kmax_bytes"] == 400_000  # the set's
+    assert dcqcn["rate_timer_s"] == pytest.approx(900e-6)
+    assert dcqcn["mark_on"] == "dequeue"
+    bad = text.replace('"hpcc_ns3"', '"ns3"')
+    with pytest.raises(cnsim.ScenarioError, match=r"^congestion\.dcqcn\.parameter_set"):
+        cnsim.resolve(bad)
+    with pytest.raises(cnsim.ScenarioError, match=r"^congestion\.dcqcn\.kmax_bytes"):
+        cnsim.resolve(text.replace("kmin_bytes = 50_000", "kmin_bytes = 500_000"))
+
+
+def test_fixed_point_sweep_writes_its_table(tmp_path: Path) -> None:
+    spec = cnsim.load_sweep("dcqcn-fixed-point")
+    lists = spec.grid["traffic[0].hosts"]
+    short = replace(
+        spec,
+        grid={"traffic[0].hosts": lists[:2]},
+        set={"duration_s": 0.03, "report.steady.start_s": 0.015},
+    )
+    cnsim.sweep(short, out=tmp_path, jobs=1, progress=False)
+    table = pd.read_csv(tmp_path / "table.csv")
+    for column in ("n_flows", "queue_mean_bytes", "queue_std_bytes", "rate_cv"):
+        assert column in table.columns
+    assert table["n_flows"].tolist() == [2, 4]
+    assert table["n"].tolist() == [1, 1]
+    assert (table["queue_mean_bytes"] > 0).all()
+    assert (table["rate_cv"] >= 0).all()
+
+
+@pytest.mark.parametrize("n", [2, 8, 64])
+def test_fluid_fixed_point_solves_the_model(n: int) -> None:
+    fp = dcqcn_fluid.fixed_point(n)
+    model = dcqcn_fluid.Model()
+    p = fp["p"]
+    assert dcqcn_fluid.residual(p, n, model) == pytest.approx(0.0, abs=1e-6 * LINE_RATE_BPS)
+    rc = LINE_RATE_BPS / n / 8000
+    assert fp["alpha"] == pytest.approx(1 - (1 - p) ** (model.tau_alpha_s * rc))
+
+
+def test_fluid_fixed_point_queue_grows_with_n() -> None:
+    queues = [dcqcn_fluid.fixed_point(n)["queue_bytes"] for n in (2, 4, 8, 10)]
+    assert queues == sorted(queues)
+    # Past Pmax the fixed point sits at Kmax (the model's p exceeds what RED gives below it).
+    assert math.isinf(dcqcn_fluid.fixed_point(64)["queue_bytes"])
