@@ -137,8 +137,13 @@ def _label(names: list[str], values: Any) -> str | None:
 def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path) -> Path:
     """Stamp what the points are (replications, error bars) at the bottom and write the PNG."""
     errors = ERROR_TEXT.get(spec.error, "") if spec.stat == "mean" else ""
+    return _stamped_png(fig, result, path, f"; {errors}" if errors else "")
+
+
+def _stamped_png(fig: Figure, result: SweepResult, path: Path, extra: str = "") -> Path:
+    """The study's provenance (name, replications, base seed) in a strip at the bottom."""
     stamp = f"{result.spec.name}: {result.spec.replications} replications per point"
-    stamp += f", base seed {result.spec.seed}" + (f"; {errors}" if errors else "")
+    stamp += f", base seed {result.spec.seed}{extra}"
     engine = fig.get_layout_engine()
     if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
         engine.set(rect=(0.0, 0.03, 1.0, 0.97))
@@ -279,12 +284,4 @@ def _draw_durations(
 
 
 def _save_transient(fig: Figure, result: SweepResult, path: Path) -> Path:
-    stamp = f"{result.spec.name}: {result.spec.replications} replications per point"
-    stamp += f", base seed {result.spec.seed}"
-    engine = fig.get_layout_engine()
-    if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
-        engine.set(rect=(0.0, 0.03, 1.0, 0.97))
-    fig.text(0.995, 0.002, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    return path
+    return _stamped_png(fig, result, path)
