@@ -6,26 +6,7 @@ mod common;
 
 use cnsim_core::scenario::{MAX_PORTS_PER_NODE, MIN_LOAD};
 use cnsim_core::time::{MAX_RATE_BPS, MAX_TIME_S, MIN_RATE_BPS};
-use cnsim_core::ConfigError;
 use common::*;
-
-/// a -> sw -> b at 10 Gb/s, Bernoulli 50% from a, 1 ms.
-fn base() -> ScenarioToml {
-    ScenarioToml::new("base", 1e-3)
-        .hosts(&["a", "b"])
-        .switch("sw")
-        .link("a", "sw", G10, 1e-6)
-        .link("sw", "b", G10, 1e-6)
-        .bernoulli(&["a"], "b", 0.5)
-}
-
-/// The error names `path` and its one-line message says `reason`.
-fn assert_field_error(e: &ConfigError, path: &str, reason: &str) {
-    let msg = e.to_string();
-    assert_eq!(e.path(), Some(path), "wrong path in: {msg}");
-    assert!(!msg.contains('\n'), "more than one line: {msg}");
-    assert!(msg.contains(reason), "'{msg}' does not say '{reason}'");
-}
 
 fn refused(overrides: &[(&str, &str)], path: &str, reason: &str) {
     assert_field_error(&error_of(&base().build(), overrides), path, reason);

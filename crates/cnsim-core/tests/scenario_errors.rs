@@ -6,25 +6,6 @@ mod common;
 use cnsim_core::ConfigError;
 use common::*;
 
-/// a -> sw -> b, Bernoulli 50% from a.
-fn base() -> ScenarioToml {
-    ScenarioToml::new("base", 1e-3)
-        .hosts(&["a", "b"])
-        .switch("sw")
-        .link("a", "sw", G10, 1e-6)
-        .link("sw", "b", G10, 1e-6)
-        .bernoulli(&["a"], "b", 0.5)
-}
-
-/// The error names `path` (exactly, as `ConfigError::path`, and in its message) and gives a
-/// reason containing `reason`.
-fn assert_error(e: &ConfigError, path: &str, reason: &str) {
-    assert_eq!(e.path(), Some(path), "wrong path in: {e}");
-    let msg = e.to_string();
-    assert!(msg.starts_with(&format!("{path}: ")), "{msg}");
-    assert!(msg.contains(reason), "'{msg}' does not say '{reason}'");
-}
-
 #[test]
 fn the_base_scenario_is_valid() {
     cnsim_core::resolve(&base().build(), &[], None).expect("valid");
@@ -35,13 +16,13 @@ fn unknown_key_is_named_with_its_path() {
     let text = base()
         .build()
         .replace("name = \"a\"", "name = \"a\"\ncolour = \"red\"");
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[]),
         "hosts[0].colour",
         "unknown field `colour`",
     );
     let text = base().raw("[model]\nwire_overhead = 20").build();
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[]),
         "model.wire_overhead",
         "unknown field",
@@ -53,13 +34,13 @@ fn negative_rate_is_rejected() {
     let text = base()
         .build()
         .replacen("rate_bps = 10000000000.0", "rate_bps = -1e9", 1);
-    assert_error(&error_of(&text, &[]), "links[0].rate_bps", "must be > 0");
+    assert_field_error(&error_of(&text, &[]), "links[0].rate_bps", "must be > 0");
 }
 
 #[test]
 fn load_above_one_is_rejected() {
     let text = base().build().replace("load = 0.5", "load = 1.5");
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[]),
         "traffic[0].load",
         "must be in (0, 1] (got 1.5)",
@@ -92,7 +73,7 @@ fn malformed_toml_error_names_the_line() {
 #[test]
 fn unknown_node_in_a_link_is_rejected() {
     let text = base().link("sw", "nowhere", G10, 0.0).build();
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[]),
         "links[2].ends",
         "unknown node 'nowhere'",
@@ -102,7 +83,7 @@ fn unknown_node_in_a_link_is_rejected() {
 #[test]
 fn host_with_two_links_is_rejected() {
     let text = base().link("a", "b", G10, 0.0).build();
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[]),
         "hosts[0]",
         "must have exactly one link (has 2)",
@@ -114,19 +95,19 @@ fn bad_override_paths_are_rejected() {
     let text = base().build();
     for path in ["traffic[x].load", "traffic[0.load", "traffic..load"] {
         let e = error_of(&text, &[(path, "0.3")]);
-        assert_error(&e, path, "bad override path");
+        assert_field_error(&e, path, "bad override path");
     }
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[("", "0.3")]),
         "set",
         "bad override path: empty",
     );
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[("duration_s.x", "1")]),
         "duration_s.x",
         "non-table",
     );
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[("name[0]", "1")]),
         "name[0]",
         "not a list",
@@ -135,7 +116,7 @@ fn bad_override_paths_are_rejected() {
 
 #[test]
 fn override_index_out_of_range_is_rejected() {
-    assert_error(
+    assert_field_error(
         &error_of(&base().build(), &[("traffic[3].load", "0.3")]),
         "traffic[3].load",
         "index 3 out of range ('traffic' has 1)",
@@ -145,27 +126,27 @@ fn override_index_out_of_range_is_rejected() {
 #[test]
 fn override_of_the_wrong_type_is_rejected() {
     let text = base().build();
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[("traffic[0].load", "abc")]),
         "traffic[0].load",
         "invalid type",
     );
-    assert_error(
+    assert_field_error(
         &error_of(&text, &[("links[1].rate_bps", "[1, 2]")]),
         "links[1].rate_bps",
         "invalid type",
     );
-    assert_error(&error_of(&text, &[("seed", "1.5")]), "seed", "invalid type");
+    assert_field_error(&error_of(&text, &[("seed", "1.5")]), "seed", "invalid type");
 }
 
 #[test]
 fn overrides_are_validated_like_the_file() {
-    assert_error(
+    assert_field_error(
         &error_of(&base().build(), &[("traffic[0].load", "1.5")]),
         "traffic[0].load",
         "must be in (0, 1]",
     );
-    assert_error(
+    assert_field_error(
         &error_of(&base().build(), &[("hosts[1].colour", "1")]),
         "hosts[1].colour",
         "unknown field",
@@ -222,7 +203,7 @@ fn seeds_are_63_bit_and_larger_ones_are_a_clear_error() {
     assert_eq!(s.seed, max);
     for seed in [1u64 << 63, u64::MAX] {
         let e = cnsim_core::resolve(&base().build(), &[], Some(seed)).expect_err("too large");
-        assert_error(&e, "seed", "2^63");
+        assert_field_error(&e, "seed", "2^63");
     }
 }
 
@@ -240,5 +221,5 @@ fn a_sender_cannot_be_its_own_single_destination() {
         ),
         Err(e) => e,
     };
-    assert_error(&e, "traffic[0].dst", "itself");
+    assert_field_error(&e, "traffic[0].dst", "itself");
 }

@@ -297,3 +297,24 @@ pub fn assert_no_nulls(v: &Value, path: &str) {
         _ => {}
     }
 }
+
+/// a -> sw -> b at 10 Gb/s with 1 us links, Bernoulli 50% from a, 1 ms: the scenario the
+/// error tests vary one field of.
+pub fn base() -> ScenarioToml {
+    ScenarioToml::new("base", 1e-3)
+        .hosts(&["a", "b"])
+        .switch("sw")
+        .link("a", "sw", G10, 1e-6)
+        .link("sw", "b", G10, 1e-6)
+        .bernoulli(&["a"], "b", 0.5)
+}
+
+/// The error names `path` (as `ConfigError::path` and at the start of its message), is one
+/// line, and gives a reason containing `reason`.
+pub fn assert_field_error(e: &ConfigError, path: &str, reason: &str) {
+    let msg = e.to_string();
+    assert_eq!(e.path(), Some(path), "wrong path in: {msg}");
+    assert!(msg.starts_with(&format!("{path}: ")), "{msg}");
+    assert!(!msg.contains('\n'), "more than one line: {msg}");
+    assert!(msg.contains(reason), "'{msg}' does not say '{reason}'");
+}
