@@ -109,6 +109,63 @@ def test_schema_defaults_are_the_cores(scenario_validator: jsonschema.Draft20201
     assert set(qcn) == set(resolved["congestion"]["qcn"])
 
 
+# ---------------------------------------------------------------- sweep files
+
+
+@pytest.fixture(scope="module")
+def sweep_validator() -> jsonschema.Draft202012Validator:
+    schema = cli_json("schema", "--sweep")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.mark.parametrize("name", sorted(SWEEP_PRESETS))
+def test_every_sweep_preset_validates(
+    name: str, sweep_validator: jsonschema.Draft202012Validator
+) -> None:
+    sweep_validator.validate(tomllib.loads(cnsim.load_scenario(name)))
+    resolved = cnsim.load_sweep(name).to_toml()  # as a study directory keeps it
+    sweep_validator.validate(tomllib.loads(resolved))
+
+
+BAD_SWEEP_FIELDS = [
+    # (what to change in seed000-window-sweep's [sweep] table, the path both must name)
+    ("replications = 25\n", "replications = 0\n", "sweep.replications"),
+    ("replications = 25\n", 'replications = "25"\n', "sweep.replications"),
+    ("replications = 25\n", "replications = 25\nreplicas = 3\n", "sweep.replicas"),
+    ('stat = "std"\n', 'stat = "median"\n', "sweep.plots[3].stat"),
+    ("[sweep.plots]]\n", "[sweep.plots]]\ncolour = 1\n", "sweep.plots[0].colour"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "path"), BAD_SWEEP_FIELDS)
+def test_a_bad_sweep_field_fails_the_schema_at_cnsim_s_own_path(
+    old: str, new: str, path: str, sweep_validator: jsonschema.Draft202012Validator
+) -> None:
+    text = cnsim.load_scenario("seed000-window-sweep")
+    assert old in text, f"seed000-window-sweep no longer has {old!r}"
+    bad = text.replace(old, new, 1)
+    with pytest.raises(cnsim.SweepError) as caught:
+        cnsim.load_sweep(bad)
+    assert str(caught.value).split(": ", 1)[0] == path
+    assert schema_error_path(sweep_validator, bad) == path
+
+
+def test_sweep_schema_defaults_are_the_loaders() -> None:
+    """The schema and the loader are one definition: a sweep that gives nothing gets the
+    schema's defaults."""
+    schema = api_sweep_schema()["$defs"]["SweepSpec"]["properties"]
+    bare = cnsim.load_sweep({"sweep": {"base": "seed000-pause"}})
+    for key in ("replications", "seed", "description", "name"):
+        assert getattr(bare, key) == schema[key]["default"]
+
+
+def api_sweep_schema() -> dict[str, Any]:
+    from cnsim.sweeps.spec import sweep_file_schema
+
+    return sweep_file_schema()
+
+
 # ---------------------------------------------------------------- summary.json
 
 

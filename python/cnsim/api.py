@@ -347,10 +347,19 @@ def run(
     return Result.from_native(raw)
 
 
+def is_sweep_text(text: str) -> bool:
+    """True when a TOML text is a sweep file (has a [sweep] table)."""
+    if "sweep" not in text:
+        return False
+    try:
+        return "sweep" in tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+
+
 def _refuse_sweep(scenario: Scenario, text: str) -> None:
     """A sweep file is not a scenario: say which command runs it, not "unknown field sweep"."""
     from cnsim.sweeps.errors import SweepError
-    from cnsim.sweeps.spec import is_sweep_text
 
     if not is_sweep_text(text):
         return

@@ -307,16 +307,28 @@ def schema(
     summary: Annotated[
         bool, typer.Option("--summary", help="The schema of summary.json instead.")
     ] = False,
+    sweep: Annotated[
+        bool, typer.Option("--sweep", help="The schema of sweep files instead.")
+    ] = False,
 ) -> None:
-    """Print the JSON Schema of scenario files (for editors and jsonschema), or of summary.json.
+    """Print the JSON Schema of scenario files (for editors and jsonschema), of summary.json
+    (--summary) or of sweep files (--sweep).
 
-    Scenarios are TOML; the schema applies to their parsed form. Semantic rules the schema
-    cannot express (names that must exist, xon < xoff...) are still checked by `cnsim run`.
+    Scenarios and sweeps are TOML; the schema applies to their parsed form. Semantic rules the
+    schema cannot express (names that must exist, xon < xoff, a plot's x must be swept...) are
+    still checked by `cnsim run` and `cnsim sweep`.
     """
     import json
 
+    if summary and sweep:
+        raise typer.BadParameter("give --summary or --sweep, not both", param_hint="--sweep")
     with user_errors():
-        document = api.summary_schema() if summary else api.scenario_schema()
+        if sweep:
+            from cnsim.sweeps.spec import sweep_file_schema
+
+            document = sweep_file_schema()
+        else:
+            document = api.summary_schema() if summary else api.scenario_schema()
     typer.echo(json.dumps(document, indent=2))
 
 

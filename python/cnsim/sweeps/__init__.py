@@ -13,15 +13,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cnsim.sweeps.errors import SweepError
-from cnsim.sweeps.spec import PlotSpec, Point, SweepSpec, load_sweep, replication_seed
 
 if TYPE_CHECKING:
     from cnsim.sweeps.result import SweepResult
+    from cnsim.sweeps.spec import PlotSpec, Point, SweepSpec, load_sweep, replication_seed
     from cnsim.sweeps.study import sweep
 
-# Imported on first use: they pull in pandas (half a second), which the CLI's error path and
-# `cnsim run` (checking that a scenario is not a sweep file) should not pay.
-_LAZY = {"SweepResult": "cnsim.sweeps.result", "sweep": "cnsim.sweeps.study"}
+# Imported on first use: they pull in pandas (half a second) or pydantic (a tenth), which the
+# CLI's error path and `cnsim run` (checking that a scenario is not a sweep file) should not pay.
+_SPEC = "cnsim.sweeps.spec"
+_LAZY = {
+    "SweepResult": "cnsim.sweeps.result",
+    "sweep": "cnsim.sweeps.study",
+    **dict.fromkeys(["PlotSpec", "Point", "SweepSpec", "load_sweep", "replication_seed"], _SPEC),
+}
 
 
 def __getattr__(name: str) -> Any:

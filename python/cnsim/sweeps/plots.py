@@ -136,7 +136,7 @@ def _label(names: list[str], values: Any) -> str | None:
 
 def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path) -> Path:
     """Stamp what the points are (replications, error bars) at the bottom and write the PNG."""
-    errors = ERROR_TEXT.get(spec.error, "") if spec.stat == "mean" else ""
+    errors = ERROR_TEXT.get(spec.error or "none", "") if spec.stat == "mean" else ""
     return _stamped_png(fig, result, path, f"; {errors}" if errors else "")
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 from cnsim import analysis, api
 from cnsim.sweeps import transient
 from cnsim.sweeps.errors import SweepError
-from cnsim.sweeps.spec import RUN_COLUMNS, Point, SweepSpec, load_sweep
+from cnsim.sweeps.spec import RUN_COLUMNS, Point, SweepSpec, TransientStudy, load_sweep
 from cnsim.sweeps.store import BASE_FILE, PLOTS_DIR, SPEC_FILE, TABLE_FILE, Store
 
 # Student's t, 97.5 % quantile, for 1..30 degrees of freedom (the 95 % two-sided interval).
@@ -210,7 +210,7 @@ class SweepResult:
             self._transients = found
         return self._transients
 
-    def _transient_study(self) -> transient.TransientStudy:
+    def _transient_study(self) -> TransientStudy:
         if self.spec.transient is None:
             raise SweepError("not a transient study: the sweep has no [sweep.transient] table")
         return self.spec.transient

@@ -7,31 +7,40 @@ the first run starts, so a wrong parameter path fails in a second, not after an 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import hashlib
 import itertools
 import json
 import math
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import tomli_w
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass
+from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import ErrorDetails
 
 from cnsim import api
 from cnsim.sweeps.errors import SweepError
 from cnsim.sweeps.paths import parse_path
 
-if TYPE_CHECKING:
-    # Imported where used: it pulls in pandas (half a second), which `cnsim run` pays only to
-    # check that its scenario is not a sweep file.
-    from cnsim.sweeps.transient import TransientStudy
-
-SWEEP_KEYS = ("name", "description", "base", "replications", "seed", "metrics")
-SWEEP_TABLES = ("grid", "zip", "set", "plots", "transient", "table")
-PLOT_KEYS = ("x", "y", "stat", "error", "title", "name", "xlabel", "ylabel")
+# The models below are the one definition of the sweep file: its fields, types, defaults and
+# rules. `sweep_file_schema()` exports them as JSON Schema (`cnsim schema --sweep`), and every
+# error becomes one line naming the key ("sweep.grid.\"x\": ..."), as the scenario's do.
+STRICT = ConfigDict(extra="forbid")
 # Columns every runs table has; a parameter or metric may not take these names.
 RUN_COLUMNS = (
     "point",
@@ -44,25 +53,121 @@ RUN_COLUMNS = (
     "worker",
     "warnings",
 )
+# Columns a transient study's table computes; a [sweep.transient.columns] name may not take them.
+TRANSIENT_RESULT_COLUMNS = (
+    "point",
+    "n",
+    "transient_s",
+    "transient_rtt",
+    "settled",
+    "knee_s",
+    "flat_s",
+    "transient_end_s",
+    "rtt_s",
+    "method",
+)
 SEED_BITS = 63  # the core's seed is a u64, but TOML integers are signed 64-bit
-DEFAULT_SEED = 1
+MAX_RUNS = 1_000_000  # points x replications; the plan holds every run in memory
+DEFAULT_REFERENCE = "seed_transient_s"
 
 Stat = Literal["mean", "std"]
 ErrorBar = Literal["ci95", "std", "none"]
+T = TypeVar("T")
+Values = Annotated[list[Any], Field(min_length=1)]
 
 
-@dataclass(frozen=True)
+def one_line_errors(prefix: str) -> Callable[[type[T]], type[T]]:
+    """Made directly (not inside a sweep), the model's errors become SweepErrors too."""
+
+    def wrap(cls: type[T]) -> type[T]:
+        validate = cls.__init__
+
+        @functools.wraps(validate)
+        def checked_init(self: T, *args: Any, **kwargs: Any) -> None:
+            try:
+                validate(self, *args, **kwargs)
+            except ValidationError as exc:
+                raise SweepError(_one_line(exc.errors()[0], prefix)) from None
+
+        cls.__init__ = checked_init  # type: ignore[assignment,method-assign]
+        return cls
+
+    return wrap
+
+
+@one_line_errors("sweep.plots[]")
+@dataclass(frozen=True, config=STRICT)
 class PlotSpec:
-    """One figure: the per-point `stat` of metric `y` against swept parameter `x`."""
+    """One figure ([[sweep.plots]]): the per-point `stat` of metric `y` against swept `x`."""
 
-    x: str
-    y: str
-    stat: Stat = "mean"
-    error: ErrorBar = "ci95"
-    title: str | None = None
-    name: str | None = None
-    xlabel: str | None = None
-    ylabel: str | None = None
+    x: StrictStr = Field(description="A swept parameter path (a key of grid or zip).")
+    y: StrictStr = Field(description="A summary path collected from each run.")
+    stat: Stat = Field(default="mean", description="Per-point statistic over the replications.")
+    error: ErrorBar | None = Field(
+        default=None, description="Error bars; default ci95 for a mean, none for a std."
+    )
+    title: StrictStr | None = None
+    name: StrictStr | None = Field(default=None, description="File stem of the figure.")
+    xlabel: StrictStr | None = None
+    ylabel: StrictStr | None = None
+
+    def __post_init__(self) -> None:
+        if self.error is None:  # frozen: set once, while the object is being made
+            object.__setattr__(self, "error", "ci95" if self.stat == "mean" else "none")
+
+    def to_table(self) -> dict[str, Any]:
+        """As written in a sweep file."""
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
+@one_line_errors("sweep.transient")
+@dataclass(frozen=True, config=STRICT)
+class TransientStudy:
+    """[sweep.transient]: a transient study's per-point label columns and how to draw them."""
+
+    columns: dict[str, list[Any]] = Field(
+        default_factory=dict, description="Extra columns of DIR/transient.csv, one value per point."
+    )
+    label: StrictStr | None = Field(
+        default=None, description="Column naming a point (default: the first)."
+    )
+    panel: StrictStr | None = Field(
+        default=None, description="Column splitting the figures into panels."
+    )
+    reference: StrictStr | None = Field(
+        default=None,
+        description=f"Column of published durations (default: {DEFAULT_REFERENCE} if given).",
+    )
+
+    @model_validator(mode="after")
+    def _names(self) -> TransientStudy:
+        for name in self.columns:
+            if name in TRANSIENT_RESULT_COLUMNS:
+                raise SweepError(
+                    f"sweep.transient.columns.{name}: a column of the transient table already"
+                )
+        for key in ("label", "panel", "reference"):
+            name = getattr(self, key)
+            if name is not None and name not in self.columns:
+                known = ", ".join(self.columns) or "none"
+                raise SweepError(f"sweep.transient.{key}: no column {name!r} (columns: {known})")
+        return self
+
+    @property
+    def label_column(self) -> str | None:
+        """The column naming a point in legends: `label`, else the first column."""
+        return self.label or next(iter(self.columns), None)
+
+    @property
+    def reference_column(self) -> str | None:
+        """The column of published durations: `reference`, else seed_transient_s if given."""
+        if self.reference:
+            return self.reference
+        return DEFAULT_REFERENCE if DEFAULT_REFERENCE in self.columns else None
+
+    def to_table(self) -> dict[str, Any]:
+        """As written in a sweep file."""
+        return {k: v for k, v in vars(self).items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -73,28 +178,65 @@ class Point:
     params: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@one_line_errors("sweep")
+@dataclass(frozen=True, kw_only=True, config=STRICT)
 class SweepSpec:
-    """A checked sweep. `base_toml` is the base scenario's text; `base` says where it came from."""
+    """[sweep]: one base scenario, the values to vary, replications, what to collect.
 
-    name: str
-    base_toml: str
-    base: str = ""
-    description: str = ""
-    replications: int = 1
-    seed: int = DEFAULT_SEED
-    metrics: tuple[str, ...] = ()
-    grid: dict[str, list[Any]] = field(default_factory=dict)
-    zip: dict[str, list[Any]] = field(default_factory=dict)
-    set: dict[str, Any] = field(default_factory=dict)
+    Checked however it is made (file, dict, `dataclasses.replace`): a wrong key is a
+    SweepError naming it. `base_toml` is the base scenario's text (from `base` or [scenario]).
+    """
+
+    name: StrictStr = Field(default="sweep", description="Default: the sweep file's stem.")
+    base_toml: SkipJsonSchema[StrictStr]
+    base: StrictStr = Field(
+        default="",
+        description="A preset or a scenario file (relative to the sweep file), or use [scenario].",
+    )
+    description: StrictStr = ""
+    replications: StrictInt = Field(
+        default=1, ge=1, description="Runs per point, each with its own seed."
+    )
+    seed: StrictInt = Field(
+        1, ge=0, lt=2**SEED_BITS, description="Base seed; each run's seed is derived from it."
+    )
+    metrics: tuple[StrictStr, ...] = Field(default=(), description="Summary paths to collect.")
+    grid: dict[str, Values] = Field(
+        default_factory=dict,
+        description="Parameter path -> values; every combination (first key slowest).",
+    )
+    zip: dict[str, Values] = Field(
+        default_factory=dict,
+        description="Parameter path -> values; lists of one length, varied together.",
+    )
+    set: dict[str, Any] = Field(
+        default_factory=dict, description="Parameter path -> value, applied to every point."
+    )
     plots: tuple[PlotSpec, ...] = ()
     transient: TransientStudy | None = None
-    # [sweep.table]: DIR/table.csv column name -> metric path (per-point mean over replications).
-    table: dict[str, str] = field(default_factory=dict)
+    table: dict[str, StrictStr] = Field(
+        default_factory=dict,
+        description="DIR/table.csv: column name -> metric path (per-point mean over replications).",
+    )
 
-    def __post_init__(self) -> None:
-        """Checked on every construction, `dataclasses.replace` included."""
-        check(self)
+    @model_validator(mode="after")
+    def _rules(self) -> SweepSpec:
+        """The rules a schema cannot say, in the order a reader meets the keys."""
+        _metrics(self.metrics)
+        _grid(self.grid)
+        _zip(self.zip)
+        _overrides("sweep.set", self.set)
+        shared = (set(self.grid) & set(self.zip)) | (set(self.parameters) & set(self.set))
+        if shared:
+            raise SweepError(f"parameter {sorted(shared)[0]!r} is given twice (grid, zip or set)")
+        for index, plot in enumerate(self.plots):
+            _check_plot(self, index, plot)
+        for path in self.table.values():
+            parse_path(path)
+        _run_count(self)  # before anything enumerates the points
+        if self.transient is not None:
+            _transient_points(self.transient, len(self.points()))
+        return self
 
     @property
     def parameters(self) -> list[str]:
@@ -144,7 +286,7 @@ class SweepSpec:
             if getattr(self, key):
                 table[key] = getattr(self, key)
         if self.plots:
-            table["plots"] = [_plot_table(p) for p in self.plots]
+            table["plots"] = [p.to_table() for p in self.plots]
         if self.transient is not None:
             table["transient"] = self.transient.to_table()
         if self.table:
@@ -153,8 +295,60 @@ class SweepSpec:
         return comments + tomli_w.dumps({"sweep": table})
 
 
-def _plot_table(plot: PlotSpec) -> dict[str, Any]:
-    return {k: getattr(plot, k) for k in PLOT_KEYS if getattr(plot, k) is not None}
+@dataclass(frozen=True, config=STRICT)
+class SweepFile:
+    """A sweep file: [sweep], and the base scenario as [scenario] unless sweep.base names it."""
+
+    sweep: SweepSpec
+    scenario: dict[str, Any] | None = Field(
+        None, description="The base scenario inline (a scenario table, see `cnsim schema`)."
+    )
+
+
+def sweep_file_schema() -> dict[str, Any]:
+    """The JSON Schema of sweep files (TOML, applied to their parsed form)."""
+    schema: dict[str, Any] = TypeAdapter(SweepFile).json_schema()
+    schema["title"] = "cnsim sweep file"
+    return schema
+
+
+def _one_line(error: ErrorDetails, prefix: str) -> str:
+    """A pydantic error as cnsim's one line: `sweep.<path>: <reason> (got <value>)`."""
+    if error["type"] == "value_error":  # a rule of ours: the message names its key already
+        return str(error.get("ctx", {}).get("error", error["msg"]))
+    loc = (prefix, *error["loc"])
+    where = _where(loc)
+    if error["type"] in ("unexpected_keyword_argument", "extra_forbidden"):
+        return f"{where}: unknown key {loc[-1]!r}{_hint(loc, str(loc[-1]))}"
+    if error["type"] == "missing":
+        return f"{where}: required"
+    reason = error["msg"][0].lower() + error["msg"][1:]
+    reason = reason.replace("valid tuple", "list")  # TOML and JSON have arrays, not tuples
+    return f"{where}: {reason} (got {error.get('input')!r})"
+
+
+def _where(loc: Sequence[int | str]) -> str:
+    """`sweep.grid."traffic[0].load"`, `sweep.plots[1].x`: keys as in the file.
+
+    The first item is the table's own path, written as it is."""
+    text = str(loc[0])
+    for key in loc[1:]:
+        if isinstance(key, int):
+            text += f"[{key}]"
+        elif key.isidentifier():
+            text += f".{key}"
+        else:
+            text += f'."{key}"'
+    return text
+
+
+def _hint(loc: tuple[int | str, ...], key: str) -> str:
+    """`; did you mean 'replications'?` from the keys the table at `loc` takes."""
+    tables = {"plots": PlotSpec, "sweep.plots[]": PlotSpec, "transient": TransientStudy}
+    model: Any = next((tables[k] for k in reversed(loc[:-1]) if k in tables), SweepSpec)
+    known = [f.name for f in dataclasses.fields(model) if f.name != "base_toml"]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else f" (expected {', '.join(known)})"
 
 
 # ---------------------------------------------------------------- seeds
@@ -178,16 +372,6 @@ def replication_seed(base_seed: int, params: Mapping[str, Any], replication: int
 # ---------------------------------------------------------------- loading
 
 
-def is_sweep_text(text: str) -> bool:
-    """True when a TOML text is a sweep file (has a [sweep] table)."""
-    if "sweep" not in text:
-        return False
-    try:
-        return "sweep" in tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return False
-
-
 def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
     """Read a sweep from a preset name, a file, TOML text or a dict; SweepError if malformed."""
     data, folder, stem = _sweep_data(source)
@@ -197,37 +381,10 @@ def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
     if not isinstance(data.get("sweep"), Mapping):
         raise SweepError("not a sweep file: it has no [sweep] table")
     table = dict(data["sweep"])
-    _check_keys("sweep", table, (*SWEEP_KEYS, *SWEEP_TABLES))
-    base, base_toml = _base(table.get("base"), data.get("scenario"), folder)
-    plots = table.get("plots", [])
-    if not isinstance(plots, list):
-        raise SweepError("sweep.plots: expected [[sweep.plots]] tables")
-    metrics = table.get("metrics", [])
-    if not isinstance(metrics, list):
-        raise SweepError("sweep.metrics: expected a list of summary paths")
-    return SweepSpec(
-        name=_text(table, "name", stem or "sweep"),
-        description=_text(table, "description", ""),
-        base=base,
-        base_toml=base_toml,
-        replications=table.get("replications", 1),
-        seed=table.get("seed", DEFAULT_SEED),
-        metrics=tuple(metrics),
-        grid=table.get("grid", {}),
-        zip=table.get("zip", {}),
-        set=table.get("set", {}),
-        plots=tuple(_plot(i, plot) for i, plot in enumerate(plots)),
-        transient=_transient(table),
-        table=table.get("table", {}),
-    )
-
-
-def _transient(table: Mapping[str, Any]) -> TransientStudy | None:
-    if "transient" not in table:
-        return None
-    from cnsim.sweeps.transient import parse_transient
-
-    return parse_transient(table["transient"])
+    base, base_toml = _base(table.pop("base", None), data.get("scenario"), folder)
+    if stem:
+        table.setdefault("name", stem)
+    return SweepSpec(**table, base=base, base_toml=base_toml)
 
 
 def _sweep_data(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], Path, str]:
@@ -242,21 +399,6 @@ def _sweep_data(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any],
     return tomllib.loads(text), folder, path.stem
 
 
-def _check_keys(where: str, table: Mapping[str, Any], known: tuple[str, ...]) -> None:
-    for key in table:
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else f" (expected {', '.join(known)})"
-            raise SweepError(f"{where}: unknown key {key!r}{hint}")
-
-
-def _text(table: Mapping[str, Any], key: str, default: str) -> str:
-    value = table.get(key, default)
-    if not isinstance(value, str):
-        raise SweepError(f"sweep.{key}: expected a string (got {value!r})")
-    return value
-
-
 def _base(base: Any, inline: Any, folder: Path) -> tuple[str, str]:
     """Where the base scenario comes from and its TOML text."""
     if base is not None and inline is not None:
@@ -268,7 +410,7 @@ def _base(base: Any, inline: Any, folder: Path) -> tuple[str, str]:
     if not isinstance(base, str) or not base:
         raise SweepError("sweep.base: name a preset or a scenario file (or add [scenario])")
     text = api.load_scenario(where := _base_location(base, folder))
-    if is_sweep_text(text):
+    if api.is_sweep_text(text):
         raise SweepError(f"sweep.base: {base!r} is itself a sweep, not a scenario")
     return where, text
 
@@ -285,31 +427,7 @@ def _base_location(base: str, folder: Path) -> str:
     return str(path)
 
 
-# ---------------------------------------------------------------- checking
-
-
-def check(spec: SweepSpec) -> None:
-    """SweepError naming the first wrong key; nothing is resolved or run here."""
-    _replications(spec.replications)
-    _seed(spec.seed)
-    _metrics(spec.metrics)
-    _grid(spec.grid)
-    _zip(spec.zip)
-    _overrides("sweep.set", spec.set)
-    shared = (set(spec.grid) & set(spec.zip)) | (set(spec.parameters) & set(spec.set))
-    if shared:
-        raise SweepError(f"parameter {sorted(shared)[0]!r} is given twice (grid, zip or set)")
-    for index, plot in enumerate(spec.plots):
-        _check_plot(spec, index, plot)
-    _table(spec.table)
-    _run_count(spec)  # before anything enumerates the points
-    if spec.transient is not None:
-        from cnsim.sweeps.transient import check_points
-
-        check_points(spec.transient, len(spec.points()))
-
-
-MAX_RUNS = 1_000_000  # points x replications; the plan holds every run in memory
+# ---------------------------------------------------------------- rules
 
 
 def _run_count(spec: SweepSpec) -> None:
@@ -326,48 +444,21 @@ def _run_count(spec: SweepSpec) -> None:
         )
 
 
-def _table(table: Any) -> None:
-    if not isinstance(table, Mapping):
-        raise SweepError('sweep.table: expected a table of column = "metric path"')
-    for column, path in table.items():
-        if not isinstance(path, str):
-            raise SweepError(f"sweep.table.{column}: expected a metric path (got {path!r})")
-        parse_path(path)
-
-
-def _replications(value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SweepError(f"sweep.replications: expected an integer >= 1 (got {value!r})")
-
-
-def _seed(value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**SEED_BITS:
-        raise SweepError(f"sweep.seed: expected an integer in 0 .. 2^63-1 (got {value!r})")
-
-
-def _metrics(value: Any) -> None:
-    if not all(isinstance(m, str) for m in value):
-        raise SweepError("sweep.metrics: expected a list of summary paths (strings)")
-    for metric in value:
+def _metrics(metrics: tuple[str, ...]) -> None:
+    for metric in metrics:
         parse_path(metric)
         if metric in RUN_COLUMNS:
             raise SweepError(f"sweep.metrics: {metric!r} is a column of the runs table already")
 
 
-def _grid(table: Any) -> None:
+def _grid(table: dict[str, list[Any]]) -> None:
     _overrides("sweep.grid", table)
     for path, values in table.items():
-        where = f'sweep.grid."{path}"'
-        if not isinstance(values, list) or not values:
-            raise SweepError(f"{where}: expected a non-empty list of values (got {values!r})")
-        _no_duplicates(where, values)
+        _no_duplicates(f'sweep.grid."{path}"', values)
 
 
-def _zip(table: Any) -> None:
+def _zip(table: dict[str, list[Any]]) -> None:
     _overrides("sweep.zip", table)
-    for path, values in table.items():
-        if not isinstance(values, list) or not values:
-            raise SweepError(f'sweep.zip."{path}": expected a non-empty list (got {values!r})')
     lengths = {path: len(values) for path, values in table.items()}
     if len(set(lengths.values())) > 1:
         shown = ", ".join(f"{p} has {n}" for p, n in lengths.items())
@@ -387,11 +478,9 @@ def _no_duplicates(where: str, values: list[Any]) -> None:
         seen.add(text)
 
 
-def _overrides(where: str, table: Any) -> None:
-    if not isinstance(table, Mapping):
-        raise SweepError(f"{where}: expected a table of parameter paths")
+def _overrides(where: str, table: Mapping[str, Any]) -> None:
     for path in table:
-        if not str(path).strip():
+        if not path.strip():
             raise SweepError(f"{where}: empty parameter path")
         if path == "seed":
             raise SweepError(f"{where}: 'seed' is not a parameter; runs derive it from sweep.seed")
@@ -399,27 +488,18 @@ def _overrides(where: str, table: Any) -> None:
             raise SweepError(f"{where}: {path!r} is a column of the runs table; not a parameter")
 
 
-def _plot(index: int, table: Any) -> PlotSpec:
-    """A [[sweep.plots]] table as a PlotSpec (its values are checked with the whole spec)."""
-    where = f"sweep.plots[{index}]"
-    if not isinstance(table, Mapping):
-        raise SweepError(f"{where}: expected a table")
-    _check_keys(where, table, PLOT_KEYS)
-    for key in ("x", "y"):
-        if not isinstance(table.get(key), str):
-            raise SweepError(f"{where}.{key}: required (a string)")
-    stat = table.get("stat", "mean")
-    error = table.get("error", "ci95" if stat == "mean" else "none")
-    return PlotSpec(**{**dict(table), "stat": stat, "error": error})
-
-
 def _check_plot(spec: SweepSpec, index: int, plot: PlotSpec) -> None:
-    where = f"sweep.plots[{index}]"
     if plot.x not in spec.parameters:
         known = ", ".join(spec.parameters) or "none"
-        raise SweepError(f"{where}.x: {plot.x!r} is not swept (swept: {known})")
+        raise SweepError(f"sweep.plots[{index}].x: {plot.x!r} is not swept (swept: {known})")
     parse_path(plot.y)
-    if plot.stat not in ("mean", "std"):
-        raise SweepError(f"{where}.stat: expected 'mean' or 'std' (got {plot.stat!r})")
-    if plot.error not in ("ci95", "std", "none"):
-        raise SweepError(f"{where}.error: expected 'ci95', 'std' or 'none' (got {plot.error!r})")
+
+
+def _transient_points(study: TransientStudy, n_points: int) -> None:
+    """Every [sweep.transient.columns] list has one value per point."""
+    for name, values in study.columns.items():
+        if len(values) != n_points:
+            raise SweepError(
+                f"sweep.transient.columns.{name}: expected {n_points} values, one per point "
+                f"(got {len(values)})"
+            )

@@ -22,99 +22,17 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from cnsim import analysis
 from cnsim.sweeps.errors import SweepError
+from cnsim.sweeps.spec import TRANSIENT_RESULT_COLUMNS, TransientStudy
 
-TRANSIENT_KEYS = ("columns", "label", "panel", "reference")
 SERIES_FILE = "transient_series.parquet"
 TABLE_FILE = "transient.csv"
-RESULT_COLUMNS = (
-    "n",
-    "transient_s",
-    "transient_rtt",
-    "settled",
-    "knee_s",
-    "flat_s",
-    "transient_end_s",
-    "rtt_s",
-    "method",
-)
-DEFAULT_REFERENCE = "seed_transient_s"
-
-
-@dataclass(frozen=True)
-class TransientStudy:
-    """The `[sweep.transient]` table: per-point label columns and how to draw them."""
-
-    columns: dict[str, list[Any]] = field(default_factory=dict)
-    label: str | None = None
-    panel: str | None = None
-    reference: str | None = None
-
-    @property
-    def label_column(self) -> str | None:
-        """The column naming a point in legends: `label`, else the first column."""
-        return self.label or next(iter(self.columns), None)
-
-    @property
-    def reference_column(self) -> str | None:
-        """The column of published durations: `reference`, else seed_transient_s if given."""
-        if self.reference:
-            return self.reference
-        return DEFAULT_REFERENCE if DEFAULT_REFERENCE in self.columns else None
-
-    def to_table(self) -> dict[str, Any]:
-        """As written in a sweep file."""
-        table: dict[str, Any] = {"columns": self.columns}
-        for key in ("label", "panel", "reference"):
-            if getattr(self, key) is not None:
-                table[key] = getattr(self, key)
-        return table
-
-
-def parse_transient(table: Any) -> TransientStudy:
-    """A `[sweep.transient]` table; SweepError naming the first wrong key."""
-    where = "sweep.transient"
-    if not isinstance(table, Mapping):
-        raise SweepError(f"{where}: expected a table")
-    for key in table:
-        if key not in TRANSIENT_KEYS:
-            raise SweepError(f"{where}: unknown key {key!r} (expected {', '.join(TRANSIENT_KEYS)})")
-    columns = table.get("columns", {})
-    if not isinstance(columns, Mapping):
-        raise SweepError(f"{where}.columns: expected a table of lists (one value per point)")
-    for name, values in columns.items():
-        if not isinstance(values, list):
-            raise SweepError(f"{where}.columns.{name}: expected a list (one value per point)")
-        if name in RESULT_COLUMNS or name == "point":
-            raise SweepError(f"{where}.columns.{name}: a column of the transient table already")
-    study = TransientStudy(
-        columns={str(k): list(v) for k, v in columns.items()},
-        label=table.get("label"),
-        panel=table.get("panel"),
-        reference=table.get("reference"),
-    )
-    for key in ("label", "panel", "reference"):
-        name = getattr(study, key)
-        if name is not None and name not in study.columns:
-            known = ", ".join(study.columns) or "none"
-            raise SweepError(f"{where}.{key}: no column {name!r} (columns: {known})")
-    return study
-
-
-def check_points(study: TransientStudy, n_points: int) -> None:
-    """Every column has one value per point."""
-    for name, values in study.columns.items():
-        if len(values) != n_points:
-            raise SweepError(
-                f"sweep.transient.columns.{name}: expected {n_points} values, one per point "
-                f"(got {len(values)})"
-            )
+RESULT_COLUMNS = TRANSIENT_RESULT_COLUMNS[1:]  # after `point`
 
 
 # ---------------------------------------------------------------- in the worker
