@@ -109,6 +109,27 @@ def test_schema_defaults_are_the_cores(scenario_validator: jsonschema.Draft20201
     assert set(qcn) == set(resolved["congestion"]["qcn"])
 
 
+def test_python_keeps_no_copy_of_the_report_defaults(
+    scenario_validator: jsonschema.Draft202012Validator,
+) -> None:
+    """The analysis reads [report.*] defaults and the knee rules from the core's schema."""
+    import typing
+
+    from cnsim import analysis
+
+    defs = scenario_validator.schema["$defs"]
+    assert (
+        analysis.report_defaults("RecoverySpec")["band"]
+        == defs["RecoverySpec"]["properties"]["band"]["default"]
+    )
+    transient = analysis.report_defaults("TransientSpec")
+    assert transient["method"] == "chord" and transient["tol"] == 0.005
+    knee_rules = {
+        v for one in defs["KneeMethod"]["oneOf"] for v in one.get("enum", [one.get("const")])
+    }
+    assert set(typing.get_args(analysis.KneeMethod)) == knee_rules
+
+
 # ---------------------------------------------------------------- sweep files
 
 

@@ -12,6 +12,7 @@ mean over the probe interval that ends at `t_k`; a byte metric is the instantane
 from __future__ import annotations
 
 import fnmatch
+import functools
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,9 +29,30 @@ if TYPE_CHECKING:
 Patterns = Sequence[str] | str | None
 KneeMethod = Literal["chord", "settle", "flat"]
 
-DEFAULT_BAND = 0.05
 PS_DIGITS = 12  # the core's clock ticks in picoseconds; finer digits are float noise
 DEFAULT_HOLD_INTERVALS = 3
+
+
+@functools.cache
+def report_defaults(table: str) -> dict[str, Any]:
+    """The core's defaults of a [report.*] table ("RecoverySpec", "TransientSpec"), read from
+    the scenario schema it exports: Python keeps no copy of a Rust default."""
+    from cnsim import api
+
+    fields = api.scenario_schema()["$defs"][table]["properties"]
+    return {name: field["default"] for name, field in fields.items() if "default" in field}
+
+
+REPORT_TABLES = {"recovery": "RecoverySpec", "transient": "TransientSpec", "steady": "SteadySpec"}
+
+
+def report_table(result: Result, key: str) -> dict[str, Any] | None:
+    """The run's `[report.<key>]` with every default filled (a resolved scenario has them; a
+    hand-made one gets the core's), or None when the scenario has no such table."""
+    table = result.scenario.get("report", {}).get(key)
+    if table is None:
+        return None
+    return {**report_defaults(REPORT_TABLES[key]), **table}
 
 
 # ---------------------------------------------------------------- selecting series
@@ -139,7 +161,7 @@ def recovery_time(
     *,
     after_s: float,
     capacity_bps: float,
-    band: float = DEFAULT_BAND,
+    band: float | None = None,
     hold_s: float | None = None,
 ) -> float | None:
     """Time from `after_s` until the series is back at `capacity_bps` to stay (seed 004).
@@ -147,13 +169,15 @@ def recovery_time(
     Definition: let x(t_k) be the series at probe times t_k. A sample is *in band* when
     |x(t_k) - capacity_bps| <= band * capacity_bps. The recovery instant t* is the first probe
     time t_k >= after_s such that every sample with t_k <= t_j <= t_k + hold_s is in band
-    (`hold_s` defaults to 3 probe intervals, so 4 consecutive samples). The result is
+    (`hold_s` defaults to 3 probe intervals, so 4 consecutive samples; `band` to the core's
+    [report.recovery] default, `report_defaults("RecoverySpec")`). The result is
     t* - after_s. It is None when no such t_k exists, including when the hold window would
     run past the last sample (recovery cannot be confirmed). Since a rate sample averages the
     interval ending at t_k, the resolution is one probe interval.
     """
     if capacity_bps <= 0:
         raise ValueError(f"capacity_bps must be > 0 (got {capacity_bps})")
+    band = report_defaults("RecoverySpec")["band"] if band is None else band
     t = series.index.to_numpy(dtype=float)
     x = series.to_numpy(dtype=float)
     step = probe_step(t)
@@ -291,9 +315,9 @@ def transient_duration(
     *,
     start_s: float | None = None,
     end_s: float | None = None,
-    method: KneeMethod = "chord",
-    max_fraction: float = 0.5,
-    tol: float = 0.005,
+    method: KneeMethod | None = None,
+    max_fraction: float | None = None,
+    tol: float | None = None,
     min_change: float = 1e-3,
 ) -> Transient:
     """Transient duration by Jain's initial data deletion (protocols.md section 7, seed 001).
@@ -302,7 +326,9 @@ def transient_duration(
     start_s <= t <= end_s (e.g. from the congestion onset to its end); compute R_l with
     `relative_change_curve`; find the knee l* over l = 0 .. L, L = floor(max_fraction * (n-1))
     (Jain: keep enough observations for the remaining mean to mean something):
-    - method "chord" (default): `knee_chord`; if R varies by less than `min_change` over
+    `method`, `max_fraction` and `tol` default to the core's [report.transient] defaults
+    (`report_defaults("TransientSpec")`: chord, 0.5, 0.005).
+    - method "chord": `knee_chord`; if R varies by less than `min_change` over
       0 .. L, deleting data does not move the mean and l* = 0;
     - method "settle": `knee_settle` with `tol`;
     - method "flat": `knee_flat` (the chord knee of the remaining range; with the same
@@ -316,6 +342,10 @@ def transient_duration(
     draining a backlog or oscillating slowly in x[L/2 ..] is not settled: its transient lasts
     at least `lower_bound_s`, whatever knee the rule found.
     """
+    defaults = report_defaults("TransientSpec")
+    method = defaults["method"] if method is None else method
+    max_fraction = defaults["max_fraction"] if max_fraction is None else max_fraction
+    tol = defaults["tol"] if tol is None else tol
     series = replication_mean(replications).sort_index()
     if start_s is not None or end_s is not None:
         lo = -math.inf if start_s is None else start_s
@@ -389,10 +419,11 @@ def compute_metrics(result: Result) -> dict[str, Any]:
         ("steady", _steady_metrics),
     ]
     for key, compute in specs:
-        if key not in report:
+        spec = report_table(result, key)
+        if spec is None:
             continue
         try:
-            metrics.update(compute(result, report[key], report))
+            metrics.update(compute(result, spec, report))
         except (KeyError, ValueError) as exc:
             warnings.warn(f"[report].{key}: {exc}", stacklevel=2)
     return {name: json_scalar(value) for name, value in metrics.items()}
@@ -445,23 +476,23 @@ def _fairness_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _spec_entities(spec: Mapping[str, Any]) -> Patterns:
-    entities: Patterns = spec.get("entities", spec.get("entity"))
-    return entities
+    """A resolved [report.*] table's entity globs; none (all entities) when empty."""
+    entities: list[str] = spec["entities"]
+    return entities or None
 
 
 def _recovery_metrics(
     result: Result, spec: Mapping[str, Any], report: Mapping[str, Any]
 ) -> dict[str, Any]:
-    series = aggregate(result.timeseries, spec.get("metric", "host_tx_bps"), _spec_entities(spec))
-    probe_s = report.get("probe_interval_s")
-    default_hold = DEFAULT_HOLD_INTERVALS * probe_s if probe_s else None
+    series = aggregate(result.timeseries, spec["metric"], _spec_entities(spec))
+    default_hold = DEFAULT_HOLD_INTERVALS * float(report["probe_interval_s"])
     after_s = float(spec["after_s"])
     elapsed = recovery_time(
         series,
         after_s=after_s,
         capacity_bps=float(spec["capacity_bps"]),
-        band=float(spec.get("band", DEFAULT_BAND)),
-        hold_s=spec.get("hold_s", default_hold),
+        band=float(spec["band"]),
+        hold_s=spec.get("hold_s", default_hold),  # optional: None = 3 probe intervals
     )
     at = None if elapsed is None else round(after_s + elapsed, PS_DIGITS)
     return {"recovery_time_s": elapsed, "recovered_at_s": at}
@@ -522,14 +553,14 @@ def _steady_metrics(
 def _transient_metrics(
     result: Result, spec: Mapping[str, Any], report: Mapping[str, Any]
 ) -> dict[str, Any]:
-    series = aggregate(result.timeseries, spec.get("metric", "host_rx_bps"), _spec_entities(spec))
+    series = aggregate(result.timeseries, spec["metric"], _spec_entities(spec))
     found = transient_duration(
         series,
-        start_s=spec.get("start_s"),
+        start_s=spec.get("start_s"),  # optional fields: absent = the whole run
         end_s=spec.get("end_s"),
-        method=spec.get("method", "chord"),
-        max_fraction=spec.get("max_fraction", 0.5),
-        tol=spec.get("tol", 0.005),
+        method=spec["method"],
+        max_fraction=spec["max_fraction"],
+        tol=spec["tol"],
     )
     out = {
         "transient_duration_s": found.duration_s,

@@ -102,9 +102,9 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     Piecewise-constant levels are steps; dense series are min/max bands around the bin mean;
     a short recovery on a long axis gets a zoomed inset."""
     metric = spec["metric"]
-    patterns = spec.get("entities") or None
+    patterns = spec["entities"] or None
     table, omitted = _drop_all_zero(result.series(metric, patterns), explicit=bool(patterns))
-    summed = spec.get("aggregate", "none") == "sum"
+    summed = spec["aggregate"] == "sum"
     if summed:
         label = f"total of {table.shape[1]}" if table.shape[1] > 1 else str(table.columns[0])
         table = table.sum(axis=1, min_count=1).to_frame(label)
@@ -129,7 +129,7 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     ax.set_xlabel(f"time ({t_unit})")
     ax.set_ylabel(axis_label(metric, v_unit))
     default_title = AXIS_NAMES.get(metric, metric)
-    ax.set_title(spec.get("title") or (f"Total {default_title}" if summed else default_title))
+    ax.set_title(spec["title"] or (f"Total {default_title}" if summed else default_title))
     if xlim:
         ax.set_xlim(xlim[0] * t_scale, xlim[1] * t_scale)
     if np.nanmin(table.to_numpy(), initial=0) >= 0:
@@ -191,9 +191,9 @@ def _mark_recovery(
 ) -> None:
     """Shade the recovery interval on the aggregate it was measured on (seed 004's figure);
     when it is a sliver of the axis, repeat it in a zoomed inset."""
-    spec = result.scenario.get("report", {}).get("recovery")
+    spec = analysis.report_table(result, "recovery")
     recovered_at = result.metrics.get("recovered_at_s")
-    if not spec or recovered_at is None or spec.get("metric", "host_tx_bps") != metric:
+    if not spec or recovered_at is None or spec["metric"] != metric:
         return
     elapsed = result.metrics["recovery_time_s"]
     after = spec["after_s"]
@@ -220,11 +220,11 @@ def _mark_recovery(
 
 def plot_bar(result: Result, spec: Mapping[str, Any]) -> Figure:
     """Bars per entity: a per-source/per-port summary field, or a time series' window mean."""
-    metric = spec.get("metric") or "throughput_bps"
+    metric = spec["metric"]
     values, per, where = bar_values(result, metric)
-    chosen = analysis.select_entities(values, spec.get("entities") or None)
+    chosen = analysis.select_entities(values, spec["entities"] or None)
     if not chosen:
-        raise KeyError(f"no entity of {metric!r} matches {spec.get('entities')}")
+        raise KeyError(f"no entity of {metric!r} matches {spec['entities']}")
     heights = np.array([float(values[name] or 0.0) for name in chosen])
     v_scale, v_unit = value_unit(metric, float(np.max(np.abs(heights), initial=0)))
 
@@ -232,7 +232,7 @@ def plot_bar(result: Result, spec: Mapping[str, Any]) -> Figure:
     bars = ax.bar(chosen, heights / v_scale, color="tab:blue", width=_bar_width(len(chosen)))
     ax.bar_label(bars, fmt="%.3g", fontsize="small", padding=2)
     ax.set_ylabel(axis_label(metric, v_unit))
-    title = spec.get("title") or f"{AXIS_NAMES.get(metric, metric).capitalize()} per {per}"
+    title = spec["title"] or f"{AXIS_NAMES.get(metric, metric).capitalize()} per {per}"
     fairness = result.metrics.get("fairness_index")
     if per == "source" and metric == "throughput_bps" and fairness is not None:
         where += f", Jain fairness index {fairness:.3f}"  # seed 000 reads the bars by it
@@ -352,10 +352,12 @@ DROPS = "drops"
 
 
 def plot_specs(result: Result) -> list[dict[str, Any]]:
-    """The figures of a run, named: the scenario's [[report.plots]] (or the default set)."""
+    """The figures of a run, named: the scenario's [[report.plots]] (or the default set), each
+    with every field, the core's defaults (from its schema) where the table left one out."""
     specs = result.scenario.get("report", {}).get("plots") or default_specs(result)
+    defaults = analysis.report_defaults("PlotSpec")
     return [
-        {**spec, "name": spec.get("name") or f"{spec.get('metric', 'plot')}_{index}"}
+        {**defaults, **spec, "name": spec["name"] or f"{spec['metric']}_{index}"}
         for index, spec in enumerate(specs)
     ]
 
@@ -382,7 +384,7 @@ def figure(result: Result, name: str) -> Figure:
     specs = {spec["name"]: spec for spec in plot_specs(result)}
     if name in specs:
         spec = specs[name]
-        kind = spec.get("kind", "timeseries")
+        kind = spec["kind"]
         if kind not in PLOT_KINDS:
             raise KeyError(f"unknown plot kind {kind!r} (known: {', '.join(PLOT_KINDS)})")
         fig = PLOT_KINDS[kind](result, spec)

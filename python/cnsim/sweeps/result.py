@@ -223,8 +223,7 @@ class SweepResult:
         store = Store(self.out_dir)
         if store.series_path(key).is_file():
             return transient.read_series(str(store.series_path(key)))
-        entities = rule.get("entities") or None
-        return self._aggregate_series(key, rule.get("metric", "host_rx_bps"), entities)
+        return self._aggregate_series(key, rule["metric"], rule["entities"] or None)
 
     def _aggregate_series(self, key: str, metric: str, entities: analysis.Patterns) -> pd.Series:
         path = Store(self.out_dir).timeseries_path(key)

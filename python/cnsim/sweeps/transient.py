@@ -41,8 +41,7 @@ RESULT_COLUMNS = TRANSIENT_RESULT_COLUMNS[1:]  # after `point`
 def run_series(scenario: Mapping[str, Any], timeseries: pd.DataFrame) -> bytes:
     """The aggregate a run's `[report.transient]` names, as Parquet (time_s, value)."""
     rule = transient_rule(scenario)
-    entities = rule.get("entities") or None
-    series = analysis.aggregate(timeseries, rule.get("metric", "host_rx_bps"), entities)
+    series = analysis.aggregate(timeseries, rule["metric"], rule["entities"] or None)
     frame = pd.DataFrame({"time_s": series.index.to_numpy(), "value": series.to_numpy()})
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=False)
@@ -57,7 +56,8 @@ def read_series(data: bytes | str) -> pd.Series:
 
 
 def transient_rule(scenario: Mapping[str, Any]) -> dict[str, Any]:
-    """A resolved scenario's `[report.transient]`; SweepError when it has none."""
+    """A resolved scenario's `[report.transient]` (the core filled its defaults); SweepError
+    when it has none."""
     rule = scenario.get("report", {}).get("transient")
     if not isinstance(rule, Mapping):
         raise SweepError(
@@ -74,11 +74,11 @@ def find_transient(rule: Mapping[str, Any], replications: list[pd.Series]) -> an
     """Initial data deletion on the replication mean, with the point's own rule."""
     return analysis.transient_duration(
         analysis.replication_mean(replications),
-        start_s=rule.get("start_s"),
+        start_s=rule.get("start_s"),  # optional fields: absent = the whole run
         end_s=rule.get("end_s"),
-        method=rule.get("method", "chord"),
-        max_fraction=rule.get("max_fraction", 0.5),
-        tol=rule.get("tol", 0.005),
+        method=rule["method"],
+        max_fraction=rule["max_fraction"],
+        tol=rule["tol"],
     )
 
 
@@ -119,7 +119,7 @@ def table_row(
         "flat_s": flat,
         "transient_end_s": end,
         "rtt_s": rtt if rtt else math.nan,
-        "method": rule.get("method", "chord"),
+        "method": rule["method"],
     }
 
 

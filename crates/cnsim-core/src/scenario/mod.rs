@@ -396,10 +396,8 @@ pub struct TransientSpec {
     /// Round-trip time used to express the duration in RTTs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_s: Option<f64>,
-    /// Knee rule: "chord" (farthest point from the chord), "settle" (curve range below tol) or
-    /// "flat" (chord knee of the curve's remaining range: where it stops moving for good).
-    #[serde(default = "default_knee_method")]
-    pub method: String,
+    #[serde(default)]
+    pub method: KneeMethod,
     #[serde(default = "default_knee_tol")]
     pub tol: f64,
     /// Fraction of the series searched for the knee.
@@ -411,8 +409,17 @@ fn default_transient_metric() -> String {
     "host_rx_bps".into()
 }
 
-fn default_knee_method() -> String {
-    "chord".into()
+/// Knee rule of the transient analysis (docs/seed001.md; `cnsim.analysis.transient_duration`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum KneeMethod {
+    /// The point of the relative-change curve farthest from its chord.
+    #[default]
+    Chord,
+    /// Where the curve's remaining range falls below `tol`.
+    Settle,
+    /// The chord knee of the curve's remaining range: where it stops moving for good.
+    Flat,
 }
 
 fn default_knee_tol() -> f64 {

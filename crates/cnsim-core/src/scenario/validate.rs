@@ -633,15 +633,6 @@ impl ReportSpec {
             let tp = format!("{path}.transient");
             let tc = Check { path: &tp };
             check_metric(&tc, "metric", &t.metric)?;
-            if !["chord", "settle", "flat"].contains(&t.method.as_str()) {
-                return Err(tc.fail(
-                    "method",
-                    format!(
-                        "must be \"chord\", \"settle\" or \"flat\" (got \"{}\")",
-                        t.method
-                    ),
-                ));
-            }
             tc.positive("tol", t.tol)?;
             tc.in_open_closed("max_fraction", t.max_fraction, 0.0, 1.0)?;
             if let Some(r) = t.rtt_s {
