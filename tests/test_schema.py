@@ -123,7 +123,8 @@ def test_python_keeps_no_copy_of_the_report_defaults(
         == defs["RecoverySpec"]["properties"]["band"]["default"]
     )
     transient = analysis.report_defaults("TransientSpec")
-    assert transient["method"] == "chord" and transient["tol"] == 0.005
+    assert transient["method"] == "chord"
+    assert transient["tol"] == 0.005
     knee_rules = {
         v for one in defs["KneeMethod"]["oneOf"] for v in one.get("enum", [one.get("const")])
     }
