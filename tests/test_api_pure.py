@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cnsim import api, cli
+from cnsim import _native, api, cli
 from conftest import build_scenario, build_series, build_summary, native_timeseries
 
 PRESETS = {
@@ -51,7 +51,15 @@ def fake_native(error: Exception | None = None) -> SimpleNamespace:
             "timeseries": native_timeseries(times, build_series(times, 5)),
         }
 
-    return SimpleNamespace(run=run, calls=calls, version=lambda: "9.9.9")
+    # The schemas are static facts of the core, not of a run: the real ones are served, since the
+    # analysis reads the [report.*] defaults from them.
+    return SimpleNamespace(
+        run=run,
+        calls=calls,
+        version=lambda: "9.9.9",
+        scenario_schema=_native.scenario_schema,
+        summary_schema=_native.summary_schema,
+    )
 
 
 # ---------------------------------------------------------------- scenarios
