@@ -1,7 +1,7 @@
 """Write a two-tier leaf-spine scenario: `hosts_per_leaf` hosts on each leaf switch, every leaf
 linked to every spine, 10 Gb/s links with 1 us delay, uniform Bernoulli traffic at `load`.
 
-    python benchmarks/gen_tree.py 2048 --out /tmp/tree2048.toml [--duration-s 0.001]
+    python benchmarks/gen_tree.py 2048 --out /tmp/tree2048.toml [--duration-s 0.001] [--ecmp]
 
 Used by the scale tests and the speed benchmarks (16 / 128 / 1024 / 2048 / 8192 hosts).
 """
@@ -22,8 +22,10 @@ def tree(
     spines: int = 4,
     load: float = 0.6,
     duration_s: float = 1e-3,
+    ecmp: bool = False,
 ) -> dict[str, Any]:
-    """The scenario as a dict (TOML-ready)."""
+    """The scenario as a dict (TOML-ready). Without `ecmp`, every leaf sends all its
+    inter-leaf traffic through spine 0 (equal-cost ties go to the lowest port)."""
     per_leaf = min(hosts_per_leaf, n_hosts)
     leaves = -(-n_hosts // per_leaf)
     hosts = [f"h{i}" for i in range(n_hosts)]
@@ -38,6 +40,7 @@ def tree(
             )
     switches = [{"name": f"leaf{i}"} for i in range(leaves)]
     switches += [{"name": f"spine{i}"} for i in range(n_spines)]
+    routing = {"routing": {"multipath": "ecmp"}} if ecmp else {}
     return {
         "name": f"tree-{n_hosts}",
         "description": f"two-tier tree, {n_hosts} hosts, uniform Bernoulli at {load:.0%}",
@@ -47,6 +50,7 @@ def tree(
         "links": links,
         "traffic": [{"kind": "bernoulli", "hosts": hosts, "dst": "uniform", "load": load}],
         "report": {"probe_interval_s": duration_s / 2},
+        **routing,
     }
 
 
@@ -58,6 +62,7 @@ def main() -> None:
     parser.add_argument("--spines", type=int, default=4)
     parser.add_argument("--load", type=float, default=0.6)
     parser.add_argument("--duration-s", type=float, default=1e-3)
+    parser.add_argument("--ecmp", action="store_true", help="spread over all spines (ECMP)")
     a = parser.parse_args()
     scenario = tree(
         a.hosts,
@@ -65,6 +70,7 @@ def main() -> None:
         spines=a.spines,
         load=a.load,
         duration_s=a.duration_s,
+        ecmp=a.ecmp,
     )
     a.out.write_text(tomli_w.dumps(scenario))
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::net::frame::{Frame, HostId, NO_FLOW};
+use crate::net::frame::{FlowId, Frame, HostId, NO_FLOW};
 use crate::net::Node;
 use crate::time::{serialization_time, SimTime};
 use crate::traffic::flows::{FlowRow, Workload};
@@ -95,7 +95,7 @@ impl Stage {
 /// The stages from `src` to `dst` along the static routes: every link at its line rate with
 /// its delay (propagation, delay line, the next node's latency), then the receiver's service
 /// if it has a rate.
-pub fn path_stages(nodes: &[Node], src: HostId, dst: HostId) -> Vec<Stage> {
+pub fn path_stages(nodes: &[Node], src: HostId, dst: HostId, flow_id: FlowId) -> Vec<Stage> {
     let mut stages = Vec::new();
     let mut port = &nodes[src as usize].ports()[0];
     loop {
@@ -105,7 +105,7 @@ pub fn path_stages(nodes: &[Node], src: HostId, dst: HostId) -> Vec<Stage> {
             delay: port.delay,
         });
         match &nodes[port.peer_node as usize] {
-            Node::Switch(sw) => port = &sw.ports[sw.route[dst as usize] as usize],
+            Node::Switch(sw) => port = &sw.ports[sw.route.port_for(src, dst, flow_id) as usize],
             Node::Host(h) => {
                 if let Some(rate_bps) = h.rx.rate_bps {
                     stages.push(Stage {
@@ -168,12 +168,18 @@ impl FlowTable {
     /// Records of the flows started by the end of the run.
     pub fn records(&self, nodes: &[Node]) -> FlowRecords {
         let mut r = FlowRecords::default();
-        let mut paths: HashMap<(HostId, HostId), Vec<Stage>> = HashMap::new();
+        // A pair's flows share a path unless ECMP hashes flows: then each has its own.
+        let per_flow = nodes.iter().any(|n| match n {
+            Node::Switch(sw) => sw.route.keys_by_flow(),
+            Node::Host(_) => false,
+        });
+        let mut paths: HashMap<(HostId, HostId, FlowId), Vec<Stage>> = HashMap::new();
         for (id, f) in self.flows[..self.started].iter().enumerate() {
             let (src, dst) = (f.row.src, f.row.dst);
+            let key_flow = if per_flow { id as FlowId } else { NO_FLOW };
             let stages = paths
-                .entry((src, dst))
-                .or_insert_with(|| path_stages(nodes, src, dst));
+                .entry((src, dst, key_flow))
+                .or_insert_with(|| path_stages(nodes, src, dst, key_flow));
             let ideal = ideal_fct(stages, f.row.size_bytes, f.row.frame_bytes);
             let end_s = f.end.map_or(f64::NAN, SimTime::as_secs_f64);
             let fct = f.end.map_or(f64::NAN, |e| (e - f.start).as_secs_f64());

@@ -193,3 +193,93 @@ fn resolve_rejects_an_unroutable_pair_too() {
     let e = error_of(&t.build(), &[]);
     assert_eq!(e.path(), Some("traffic[0].dst"), "{e}");
 }
+
+/// Two cores c and c2 between edges e0 (hosts a0..a7) and e1 (b0..b7): every a_i -> b_i pair
+/// has two equal-cost paths.
+fn two_core_fabric(routing: &str) -> ScenarioToml {
+    let mut t = ScenarioToml::new("two-core", 0.5e-3)
+        .switch("e0")
+        .switch("e1")
+        .switch("c")
+        .switch("c2")
+        .raw(routing);
+    for i in 0..8 {
+        t = t.host(&format!("a{i}")).host(&format!("b{i}"));
+        t = t.link(&format!("a{i}"), "e0", G10, 1e-6);
+        t = t.link(&format!("b{i}"), "e1", G10, 1e-6);
+    }
+    t.link("e0", "c", G10, 1e-6)
+        .link("e0", "c2", G10, 1e-6)
+        .link("e1", "c", G10, 1e-6)
+        .link("e1", "c2", G10, 1e-6)
+}
+
+fn pairs_a_to_b(mut t: ScenarioToml) -> ScenarioToml {
+    for i in 0..8 {
+        t = cbr(t, &format!("a{i}"), &format!("b{i}"));
+    }
+    t
+}
+
+#[test]
+fn without_ecmp_every_pair_takes_the_lowest_port_core() {
+    let r = run(&pairs_a_to_b(two_core_fabric("")).build());
+    assert_eq!(
+        u(&r.summary, "per_port/e0->c/tx_frames"),
+        8 * FRAMES_PER_SOURCE
+    );
+    assert_eq!(u(&r.summary, "per_port/e0->c2/tx_frames"), 0);
+}
+
+#[test]
+fn ecmp_spreads_pairs_over_both_cores_and_keeps_each_pair_on_one() {
+    let ecmp = "[routing]\nmultipath = \"ecmp\"\n";
+    let r = run(&pairs_a_to_b(two_core_fabric(ecmp)).build());
+    let s = &r.summary;
+    let (via_c, via_c2) = (
+        u(s, "per_port/e0->c/tx_frames"),
+        u(s, "per_port/e0->c2/tx_frames"),
+    );
+    assert_eq!(via_c + via_c2, 8 * FRAMES_PER_SOURCE);
+    assert!(
+        via_c > 0 && via_c2 > 0,
+        "both cores used: {via_c} / {via_c2}"
+    );
+    // A pair's frames all take one core: each core carries whole pairs.
+    assert_eq!(via_c % FRAMES_PER_SOURCE, 0, "{via_c}");
+    // The core forwards towards e1 on its single path, whatever it received.
+    assert_eq!(u(s, "per_port/c->e1/tx_frames"), via_c);
+    assert_eq!(u(s, "per_port/c2->e1/tx_frames"), via_c2);
+    assert_conserved(&r);
+    // The same scenario and seed choose the same paths.
+    let again = run(&pairs_a_to_b(two_core_fabric(ecmp)).build());
+    assert_eq!(u(&again.summary, "per_port/e0->c/tx_frames"), via_c);
+}
+
+#[test]
+fn ecmp_by_flow_spreads_the_flows_of_one_pair() {
+    let ecmp = "[routing]\nmultipath = \"ecmp\"\necmp_key = \"flow\"\n";
+    let flows = "load = 0.3\nsize = { dist = \"fixed\", bytes = 15000 }\nstop_s = 0.2e-3";
+    let t = two_core_fabric(ecmp).traffic("flows", &["a0"], "b0", flows);
+    let r = run(&t.build());
+    let s = &r.summary;
+    let (via_c, via_c2) = (
+        u(s, "per_port/e0->c/tx_frames"),
+        u(s, "per_port/e0->c2/tx_frames"),
+    );
+    assert!(
+        via_c > 0 && via_c2 > 0,
+        "both cores used: {via_c} / {via_c2}"
+    );
+    // Every flow is 10 frames and keeps its path.
+    assert_eq!(via_c % 10, 0, "{via_c}");
+    assert_eq!(u(s, "flows/completed"), u(s, "flows/started"));
+    assert_conserved(&r);
+}
+
+#[test]
+fn a_bad_multipath_value_names_the_field() {
+    let t = two_core_fabric("[routing]\nmultipath = \"spray\"\n");
+    let e = error_of(&cbr(t, "a0", "b0").build(), &[]);
+    assert!(e.to_string().contains("routing.multipath"), "{e}");
+}

@@ -2,6 +2,7 @@
 //! source -> host VOQ -> host port -> pipe -> switch (buffer, output queue) -> port -> pipe ->
 //! ... -> host receiver (sink).
 
+pub mod forwarding;
 pub mod frame;
 pub mod host;
 pub mod port;

@@ -12,6 +12,7 @@
 use crate::cc::{CcMsg, CongestionPoint};
 use crate::engine::{EventKind, NodeIdx, PortIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
+use crate::net::forwarding::Forwarding;
 use crate::net::frame::{Frame, Payload};
 use crate::net::port::Port;
 use crate::net::{schedule_tx_done, Ctx};
@@ -29,7 +30,7 @@ pub struct Switch {
     pub name: String,
     pub ports: Vec<Port>,
     /// Output port towards each host (indexed by host id).
-    pub route: Vec<PortIdx>,
+    pub route: Forwarding,
     pub limits: BufferLimits,
     pub memory_bytes: u64,
     pub peak_memory_bytes: u64,
@@ -53,7 +54,7 @@ impl Switch {
         Switch {
             name,
             ports: Vec::new(),
-            route: Vec::new(),
+            route: Forwarding::new(0),
             limits,
             memory_bytes: 0,
             peak_memory_bytes: 0,
@@ -89,7 +90,7 @@ impl Switch {
             Payload::Pause { quanta } => self.on_pause_frame(me, in_port, quanta, ctx),
             Payload::Cc(msg) if msg.rides_data_queue() => self.on_buffered(me, in_port, frame, ctx),
             Payload::Cc(_) => {
-                let out = self.route[frame.dst as usize];
+                let out = self.route.port(&frame);
                 self.ports[out as usize].ctrl_q.push_back(frame);
                 self.try_transmit(me, out, ctx);
             }
@@ -124,7 +125,7 @@ impl Switch {
     /// A data frame, or a message riding the data queue, enters the buffer.
     fn on_buffered(&mut self, me: NodeIdx, in_port: PortIdx, mut frame: Frame, ctx: &mut Ctx) {
         let now = ctx.q.now();
-        let out = self.route[frame.dst as usize] as usize;
+        let out = self.route.port(&frame) as usize;
         let bytes = frame.bytes as u64;
         if let Some(place) = self.admission_drop(in_port as usize, out, bytes) {
             if !frame.is_data() {
@@ -173,7 +174,7 @@ impl Switch {
             ctx.q.now(),
         );
         reply.flow_id = about.flow_id;
-        let back = self.route[about.src as usize];
+        let back = self.route.port(&reply);
         if msg.rides_data_queue() {
             self.on_buffered(me, back, reply, ctx);
             return;

@@ -6,6 +6,7 @@
 
 pub mod flows;
 mod overrides;
+pub mod routing;
 mod validate;
 
 use schemars::JsonSchema;
@@ -19,6 +20,7 @@ use crate::error::ConfigError;
 
 pub use flows::{FlowSpec, SizeSpec};
 pub use overrides::apply_override;
+pub use routing::{EcmpKey, Multipath, RoutingSpec};
 pub use validate::{
     Estimate, DEFAULT_MAX_EVENTS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_PROBE_SAMPLES,
     MAX_FRAME_BYTES, MAX_PORTS_PER_NODE, MIN_LOAD,
@@ -48,6 +50,9 @@ pub struct Scenario {
     pub congestion: CongestionSpec,
     #[serde(default)]
     pub report: ReportSpec,
+    /// How switches use equal-cost paths.
+    #[serde(default)]
+    pub routing: RoutingSpec,
     /// Model options that apply everywhere.
     #[serde(default)]
     pub model: ModelSpec,

@@ -5,13 +5,15 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::cc::bcn::BcnParams;
 use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
+use crate::engine::PortIdx;
 use crate::error::ConfigError;
+use crate::net::forwarding::Forwarding;
 use crate::net::host::Host;
 use crate::net::port::Port;
 use crate::net::switch::{BufferLimits, Switch};
 use crate::net::Node;
-use crate::rng::{stream, StreamKind};
-use crate::scenario::{self, DstSpec, Scenario, TrafficKind};
+use crate::rng::{mix, stream, StreamKind};
+use crate::scenario::{self, DstSpec, Multipath, RoutingSpec, Scenario, TrafficKind};
 use crate::time::{serialization_time, SimTime};
 use crate::traffic::flows::{workload, FlowRow, Workload};
 use crate::traffic::{Destinations, Pattern, Source};
@@ -115,7 +117,7 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         }
         nodes.push(Node::Switch(Box::new(sw)));
     }
-    compute_routes(&mut nodes, n_hosts);
+    compute_routes(&mut nodes, n_hosts, &sc.routing, sc.seed);
     let sources = build_sources(sc, &index, &nodes)?;
     let line_rates: Vec<f64> = nodes[..n_hosts]
         .iter()
@@ -179,14 +181,28 @@ fn attach_link(
     }
 }
 
-/// Static shortest-path forwarding: BFS from each host over switches (hosts do not forward);
-/// ties go to the lowest port index, so routes are deterministic.
-fn compute_routes(nodes: &mut [Node], n_hosts: usize) {
+/// Keeps ECMP salts apart from the random streams' keys.
+const ECMP_SALT_TAG: u64 = 0xEC3F_0000_0000_0000;
+
+/// Static shortest-path forwarding: BFS from each host over switches (hosts do not forward).
+/// Every switch records all its next hops on a shortest path; with one path per destination
+/// the lowest port index wins, so routes are deterministic, and ECMP hashes with a salt drawn
+/// from the scenario seed and the switch.
+fn compute_routes(nodes: &mut [Node], n_hosts: usize, routing: &RoutingSpec, seed: u64) {
     let n = nodes.len();
     let neighbours: Vec<Vec<u32>> = nodes
         .iter()
         .map(|nd| nd.ports().iter().map(|p| p.peer_node).collect())
         .collect();
+    for (s, node) in nodes.iter_mut().enumerate().skip(n_hosts) {
+        let Node::Switch(sw) = node else { continue };
+        sw.route = Forwarding::new(n_hosts);
+        if routing.multipath == Multipath::Ecmp {
+            sw.route
+                .enable_ecmp(routing.ecmp_key, mix(mix(seed) ^ ECMP_SALT_TAG ^ s as u64));
+        }
+    }
+    let mut next_hops: Vec<PortIdx> = Vec::new();
     for h in 0..n_hosts {
         let mut dist = vec![u32::MAX; n];
         dist[h] = 0;
@@ -204,16 +220,16 @@ fn compute_routes(nodes: &mut [Node], n_hosts: usize) {
         }
         for (s, node) in nodes.iter_mut().enumerate().skip(n_hosts) {
             let Node::Switch(sw) = node else { continue };
-            if sw.route.len() < n_hosts {
-                sw.route.resize(n_hosts, u16::MAX);
-            }
             if dist[s] == u32::MAX {
                 continue;
             }
-            sw.route[h] = neighbours[s]
-                .iter()
-                .position(|&v| dist[v as usize] == dist[s] - 1)
-                .map_or(u16::MAX, |p| p as u16);
+            next_hops.clear();
+            next_hops.extend(
+                (neighbours[s].iter().enumerate())
+                    .filter(|(_, &v)| dist[v as usize] == dist[s] - 1)
+                    .map(|(p, _)| p as PortIdx),
+            );
+            sw.route.set(h, &next_hops);
         }
     }
 }
@@ -224,7 +240,7 @@ fn reachable(nodes: &[Node], src: u32, dst: u32) -> bool {
     let first = nodes[src as usize].ports()[0].peer_node;
     match &nodes[first as usize] {
         Node::Host(_) => first == dst,
-        Node::Switch(sw) => sw.route[dst as usize] != u16::MAX,
+        Node::Switch(sw) => sw.route.reaches(dst as usize),
     }
 }
 
