@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cc::bcn::BcnParams;
 use crate::cc::dcqcn::{DcqcnParams, ParameterSet};
+use crate::cc::e2cm::E2cmParams;
 use crate::cc::path_probe::PathProbeParams;
 use crate::cc::qcn::QcnParams;
 use crate::error::ConfigError;
@@ -330,6 +331,9 @@ pub enum Scheme {
     PathProbe,
     /// DCQCN (SIGCOMM 2015): ECN marking at switches, CNPs from receivers, per-pair RPs.
     Dcqcn,
+    /// E2CM (seed 003): ECM's loop (`[congestion.bcn]` over ECM's defaults) plus per-flow
+    /// probes (`[congestion.e2cm]`).
+    E2cm,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -345,6 +349,9 @@ pub struct CongestionSpec {
     pub path_probe: Option<PathProbeParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dcqcn: Option<DcqcnParams>,
+    /// E2CM's fine loop (its coarse loop is `bcn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2cm: Option<E2cmParams>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -581,18 +588,25 @@ impl Scenario {
             Scheme::Dcqcn if self.congestion.dcqcn.is_none() => {
                 self.congestion.dcqcn = Some(DcqcnParams::default())
             }
+            Scheme::E2cm => {
+                self.congestion.bcn.get_or_insert_with(BcnParams::ecm);
+                self.congestion.e2cm.get_or_insert_with(E2cmParams::default);
+            }
             _ => {}
         }
     }
 }
 
-/// `scheme = "ecm"`: the user's `[congestion.bcn]` keys are laid over ECM's defaults, so a
-/// partial table keeps ECM's values (not plain BCN's) for what it leaves out.
+/// `scheme = "ecm"` or `"e2cm"`: the user's `[congestion.bcn]` keys are laid over ECM's
+/// defaults, so a partial table keeps ECM's values (not plain BCN's) for what it leaves out.
 fn apply_ecm_defaults(root: &mut toml::Table) {
     let Some(toml::Value::Table(cong)) = root.get_mut("congestion") else {
         return;
     };
-    if cong.get("scheme").and_then(|v| v.as_str()) != Some("ecm") {
+    if !matches!(
+        cong.get("scheme").and_then(|v| v.as_str()),
+        Some("ecm" | "e2cm")
+    ) {
         return;
     }
     let toml::Value::Table(mut merged) =

@@ -510,6 +510,10 @@ impl Scenario {
         if let Some(p) = &self.congestion.dcqcn {
             p.validate("congestion.dcqcn")?;
         }
+        if let Some(p) = &self.congestion.e2cm {
+            let coarse = self.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm);
+            p.validate("congestion.e2cm", &coarse)?;
+        }
         Ok(())
     }
 }

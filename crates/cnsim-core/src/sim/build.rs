@@ -4,6 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::cc::bcn::BcnParams;
+use crate::cc::e2cm::E2cmConfig;
 use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
 use crate::engine::PortIdx;
 use crate::error::ConfigError;
@@ -62,6 +63,10 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             Scheme::PathProbe(sc.congestion.path_probe.clone().unwrap_or_default())
         }
         scenario::Scheme::Dcqcn => Scheme::Dcqcn(sc.congestion.dcqcn.clone().unwrap_or_default()),
+        scenario::Scheme::E2cm => Scheme::E2cm(E2cmConfig {
+            coarse: sc.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm),
+            fine: sc.congestion.e2cm.clone().unwrap_or_default(),
+        }),
     };
     let mut ports: Vec<Vec<Port>> = (0..n_hosts + sc.switches.len())
         .map(|_| Vec::new())

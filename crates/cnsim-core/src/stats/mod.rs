@@ -42,9 +42,10 @@ pub enum ControlKind {
     Bcn00 = 6,
     PathProbe = 7,
     Cnp = 8,
+    E2cmProbe = 9,
 }
 
-pub const CONTROL_KINDS: [(ControlKind, &str); 9] = [
+pub const CONTROL_KINDS: [(ControlKind, &str); 10] = [
     (ControlKind::Xoff, "pause_xoff"),
     (ControlKind::Xon, "pause_xon"),
     (ControlKind::Cnm, "qcn_cnm"),
@@ -54,6 +55,7 @@ pub const CONTROL_KINDS: [(ControlKind, &str); 9] = [
     (ControlKind::Bcn00, "bcn_00"),
     (ControlKind::PathProbe, "path_probe"),
     (ControlKind::Cnp, "dcqcn_cnp"),
+    (ControlKind::E2cmProbe, "e2cm_probe"),
 ];
 
 /// Whole-network counters.
@@ -63,7 +65,7 @@ pub struct Counters {
     pub delivered: u64,
     pub delivered_bytes: u64,
     pub dropped: [u64; 6],
-    pub control_sent: [u64; 9],
+    pub control_sent: [u64; 10],
     /// Scheme messages riding the data queue that a full buffer turned away.
     pub control_dropped: u64,
     pub control_bytes: u64,
