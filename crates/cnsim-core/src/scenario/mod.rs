@@ -188,6 +188,10 @@ pub enum PauseTrigger {
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchPause {
+    /// false: the switch sends no PAUSE (the table stays, so a sweep can switch it off and on
+    /// with one parameter, seed 003's "PAUSE on/off").
+    #[serde(default = "yes")]
+    pub enabled: bool,
     pub trigger: PauseTrigger,
     pub xoff_bytes: f64,
     pub xon_bytes: f64,
@@ -308,6 +312,11 @@ pub struct TrafficSpec {
     /// Priority class (0-7) of the entry's flows (flows; a trace gives its own per flow).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub priority: u8,
+    /// Seed of the entry's random arrivals, sizes and destinations (bernoulli, flows); None =
+    /// the scenario's seed. Given, every run replays the same workload whatever the run's
+    /// seed or scheme (seed 003: one trace for every variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 fn is_zero(v: &u8) -> bool {

@@ -165,6 +165,9 @@ impl Scenario {
 
     fn validate_traffic(&self, t: &TrafficSpec, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
+        if t.seed.is_some() && matches!(t.kind, TrafficKind::FlowTrace | TrafficKind::Saturate) {
+            return Err(c.fail("seed", "does not apply to kind (nothing random to seed)"));
+        }
         self.validate_flow_fields(t, path)?;
         if t.kind == TrafficKind::FlowTrace {
             return Ok(());

@@ -107,7 +107,7 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             output_bytes: bytes(s.output_buffer_bytes),
             input_bytes: bytes(s.input_buffer_bytes),
         };
-        let mut sw = Switch::new(s.name.clone(), limits, s.pause);
+        let mut sw = Switch::new(s.name.clone(), limits, s.pause.filter(|p| p.enabled));
         sw.ports = port_iter.next().expect("one port list per node");
         sw.finish_ports();
         if s.cp {
@@ -291,7 +291,11 @@ fn build_sources(
                 ),
             };
             let dst = check_destinations(sc, ti, t, nodes, host_name, host, dst)?;
-            let rng = stream(sc.seed, StreamKind::Traffic, sources.len() as u64);
+            let rng = stream(
+                t.seed.unwrap_or(sc.seed),
+                StreamKind::Traffic,
+                sources.len() as u64,
+            );
             let line_rate = nodes[host as usize].ports()[0].line_rate_bps;
             let start = SimTime::from_secs_f64(t.start_s);
             let stop = t.stop_s.map_or(SimTime::MAX, SimTime::from_secs_f64);
