@@ -274,11 +274,12 @@ def sweep() -> str:
         'e2cm_probes = "control_frames.e2cm_probe"',
         'control_bandwidth_bps = "control_frames.bandwidth_bps"',
     ]
-    figures = [
+    figures = [  # name, y, title, y label, where, panel
         (
             "aggregate_throughput",
             "metrics.throughput_bps",
             "Aggregate throughput (Bernoulli 85%)",
+            "throughput (Gb/s)",
             {"traffic": "bernoulli"},
             None,
         ),
@@ -286,6 +287,7 @@ def sweep() -> str:
             "hot_port_throughput",
             "per_port.sw->h1.throughput_bps",
             "Hot port throughput (switch to node 1, Bernoulli)",
+            "throughput (Gb/s)",
             {"traffic": "bernoulli"},
             None,
         ),
@@ -293,6 +295,7 @@ def sweep() -> str:
             "hot_port_queue",
             "per_port.sw->h1.mean_queue_bytes",
             "Hot port queue length, time mean (Bernoulli)",
+            "queue (KB)",
             {"traffic": "bernoulli"},
             None,
         ),
@@ -300,15 +303,24 @@ def sweep() -> str:
             "frames_dropped_no_pause",
             "frames.dropped.total",
             "Frames dropped without PAUSE",
+            "frames dropped",
             {"switches[0].pause.enabled": False},
             "traffic",
         ),
-        ("flows_completed", "flows.completed", "Flows completed", {}, "traffic"),
-        ("mean_fct", "flows.fct_mean_s", "Mean flow completion time", {}, "traffic"),
+        ("flows_completed", "flows.completed", "Flows completed", "flows completed", {}, "traffic"),
+        (
+            "mean_fct",
+            "flows.fct_mean_s",
+            "Mean flow completion time",
+            "mean FCT (s)",
+            {},
+            "traffic",
+        ),
     ]
-    for name, y, title, where, panel in figures:
+    for name, y, title, ylabel, where, panel in figures:
         lines += ["", "[[sweep.plots]]", f'name = "{name}"', f'x = "{m_key}"', f'y = "{y}"']
         lines += [f'title = "{title}"', 'xlabel = "memory per input M (KB)"']
+        lines += [f'ylabel = "{ylabel}"', 'error = "std"   # +-1 std over the replications']
         if where:
             lines.append(
                 f"where = {{ {', '.join(f'{literal(k)} = {literal(v)}' for k, v in where.items())} }}"
