@@ -30,7 +30,7 @@ TRAFFIC_SEED = 3  # the flow trace every variant replays
 DURATION_S = 0.15
 FLOW_ARRIVALS_S = 0.1  # flows arrive in [0, 100 ms]; the run goes on to 150 ms
 PROBE_S = 1e-3
-REPLICATIONS = 2
+REPLICATIONS = 4
 
 # PAUSE headroom: after a port passes XOFF the peer may still send what the round trip holds
 # (2 x 1 us at 10 Gb/s = 2,500 B) plus the frame it is sending and the one the XOFF waits behind
