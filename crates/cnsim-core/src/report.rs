@@ -146,6 +146,10 @@ pub struct ControlFrames {
     pub path_probe: u64,
     /// DCQCN congestion notification packets, receiver to sender (scheme `dcqcn`).
     pub dcqcn_cnp: u64,
+    /// IEEE 802.1Qbb PFC frames that pause one class (`[pfc]`; one frame per class).
+    pub pfc_xoff: u64,
+    /// PFC frames with pause_time 0 that resume one class.
+    pub pfc_xon: u64,
     /// Scheme messages riding the data queue (probes) that a full buffer turned away.
     pub dropped: u64,
     /// Bytes of all control frames.
@@ -331,6 +335,8 @@ impl Summary {
                 bcn_00: sent(ControlKind::Bcn00),
                 path_probe: sent(ControlKind::PathProbe),
                 dcqcn_cnp: sent(ControlKind::Cnp),
+                pfc_xoff: sent(ControlKind::PfcXoff),
+                pfc_xon: sent(ControlKind::PfcXon),
                 dropped: c.control_dropped,
                 bytes: c.control_bytes,
                 bandwidth_bps: c.control_bytes as f64 * 8.0 / sim_time_s,

@@ -11,9 +11,10 @@ use crate::net::forwarding::Forwarding;
 use crate::net::host::Host;
 use crate::net::port::Port;
 use crate::net::switch::{BufferLimits, Switch};
+use crate::net::switch_pfc::SwitchPfc;
 use crate::net::Node;
 use crate::rng::{mix, stream, StreamKind};
-use crate::scenario::{self, DstSpec, Multipath, RoutingSpec, Scenario, TrafficKind};
+use crate::scenario::{self, DstSpec, Multipath, RoutingSpec, Scenario, TrafficKind, N_CLASSES};
 use crate::time::{serialization_time, SimTime};
 use crate::traffic::flows::{workload, FlowRow, Workload};
 use crate::traffic::{Destinations, Pattern, Source};
@@ -105,6 +106,14 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         let mut sw = Switch::new(s.name.clone(), limits, s.pause);
         sw.ports = port_iter.next().expect("one port list per node");
         sw.finish_ports();
+        if let Some(pfc) = &sc.pfc {
+            let quanta: [u32; N_CLASSES] = std::array::from_fn(|c| pfc.dwrr_quantum_bytes[c]);
+            for port in sw.ports.iter_mut() {
+                port.data_q.set_scheduler(pfc.scheduler, quanta);
+            }
+            let n_ports = sw.ports.len();
+            sw.pfc = Some(Box::new(SwitchPfc::new(pfc, n_ports, limits.shared_bytes)));
+        }
         if s.cp {
             for cp in sw.cps.iter_mut() {
                 *cp = CongestionPoint::new(
@@ -290,7 +299,7 @@ fn build_sources(
             let line_rate = nodes[host as usize].ports()[0].line_rate_bps;
             let start = SimTime::from_secs_f64(t.start_s);
             let stop = t.stop_s.map_or(SimTime::MAX, SimTime::from_secs_f64);
-            let source = match t.kind {
+            let mut source = match t.kind {
                 TrafficKind::Bernoulli => Source::bernoulli(
                     host,
                     host,
@@ -315,6 +324,7 @@ fn build_sources(
                         stop,
                         rng,
                         active: false,
+                        priority: 0,
                     }
                 }
                 TrafficKind::Saturate => Source {
@@ -327,9 +337,11 @@ fn build_sources(
                     stop,
                     rng,
                     active: false,
+                    priority: 0,
                 },
                 TrafficKind::Flows | TrafficKind::FlowTrace => unreachable!("skipped above"),
             };
+            source.priority = t.priority;
             sources.push(source);
         }
     }

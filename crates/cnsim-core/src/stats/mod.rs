@@ -42,9 +42,11 @@ pub enum ControlKind {
     Bcn00 = 6,
     PathProbe = 7,
     Cnp = 8,
+    PfcXoff = 9,
+    PfcXon = 10,
 }
 
-pub const CONTROL_KINDS: [(ControlKind, &str); 9] = [
+pub const CONTROL_KINDS: [(ControlKind, &str); 11] = [
     (ControlKind::Xoff, "pause_xoff"),
     (ControlKind::Xon, "pause_xon"),
     (ControlKind::Cnm, "qcn_cnm"),
@@ -54,6 +56,8 @@ pub const CONTROL_KINDS: [(ControlKind, &str); 9] = [
     (ControlKind::Bcn00, "bcn_00"),
     (ControlKind::PathProbe, "path_probe"),
     (ControlKind::Cnp, "dcqcn_cnp"),
+    (ControlKind::PfcXoff, "pfc_xoff"),
+    (ControlKind::PfcXon, "pfc_xon"),
 ];
 
 /// Whole-network counters.
@@ -63,7 +67,7 @@ pub struct Counters {
     pub delivered: u64,
     pub delivered_bytes: u64,
     pub dropped: [u64; 6],
-    pub control_sent: [u64; 9],
+    pub control_sent: [u64; 11],
     /// Scheme messages riding the data queue that a full buffer turned away.
     pub control_dropped: u64,
     pub control_bytes: u64,
