@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::cc::dcqcn::{HaiStep, MarkOn, ParameterSet};
 use crate::cc::qcn::{FastRecoveryCmp, TrUpdate};
 use crate::cc::Scheme;
+use crate::flow_control::pfc_summary::{self, PfcSummary};
 use crate::flows::{FlowRecords, FlowSummary};
 use crate::net::Node;
 use crate::sim::Simulation;
@@ -82,6 +83,9 @@ pub struct Summary {
     /// Flows started and completed, flow completion times, and the workload's realised mean
     /// size and load beside the asked ones; null without a flow workload.
     pub flows: Option<FlowSummary>,
+    /// Per priority class: PFC frames, time paused, headroom, and why PFC did or did not
+    /// fire; null without `[pfc]`.
+    pub pfc: Option<PfcSummary>,
 }
 
 /// A metric's value: a number, or a name (`peak_queue_port`).
@@ -347,6 +351,11 @@ impl Summary {
             per_switch,
             window: window.map(|w| window_summary(&host_names, &w)),
             flows: None,
+            pfc: sim
+                .scenario
+                .pfc
+                .as_ref()
+                .map(|spec| pfc_summary::summarize(spec, &sim.nodes, sim.simulated_until())),
         }
     }
 }

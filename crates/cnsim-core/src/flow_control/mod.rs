@@ -3,3 +3,4 @@
 
 pub mod pause;
 pub mod pfc;
+pub mod pfc_summary;

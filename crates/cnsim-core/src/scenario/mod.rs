@@ -533,6 +533,7 @@ pub const METRICS: &[&str] = &[
     "rx_queue_bytes",
     "nic_queue_bytes",
     "paused_frac",
+    "pfc_paused_frac",
     "dropped_frames",
     "rp_rate_bps",
     "rp_target_bps",
