@@ -123,8 +123,8 @@ def test_memory_grows_with_hosts_not_host_pairs(tmp_path: Path) -> None:
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     assert peak_kb < 400_000, f"peak {peak_kb / 1e3:.0f} MB"
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
-    # 2048 x 0.6 x 1 ms / 1.2 us = 1.02 M frames offered (most wait in the single-path
-    # spine queues: the tree has no ECMP), all accounted for.
+    # 2048 x 0.6 x 1 ms / 1.2 us = 1.02 M frames offered over a non-blocking ECMP fabric,
+    # all accounted for.
     assert summary["frames"]["conserved"]
     assert summary["frames"]["generated"] > 1_000_000
 

@@ -119,7 +119,13 @@ pub struct EventQueue {
     front: Vec<Scheduled>,
     head: usize,
     /// Events of slots `cur_slot + 1 ..= cur_slot + WHEEL_SLOTS - 1`, bucket `slot & WHEEL_MASK`.
+    /// An empty bucket holds no buffer: it takes one from `spare` on its first event.
     wheel: Vec<Vec<Scheduled>>,
+    /// Emptied bucket buffers, most recently used last. On a large topology a slot holds
+    /// hundreds of events; if each bucket kept its own buffer, the wheel would cycle through
+    /// megabytes of them every turn and every push would miss the cache. Reusing the last
+    /// freed buffer keeps the working set to the few buckets occupied at once.
+    spare: Vec<Vec<Scheduled>>,
     /// Bit `i` set when bucket `i` is not empty.
     occupied: [u64; BITMAP_WORDS],
     in_wheel: usize,
@@ -137,6 +143,7 @@ impl Default for EventQueue {
             front: Vec::new(),
             head: 0,
             wheel: (0..WHEEL_SLOTS).map(|_| Vec::new()).collect(),
+            spare: Vec::new(),
             occupied: [0; BITMAP_WORDS],
             in_wheel: 0,
             far: QuaternaryHeap::new(),
@@ -181,7 +188,11 @@ impl EventQueue {
             self.insert_front(ev);
         } else if slot - self.cur_slot < WHEEL_SLOTS as u64 {
             let i = (slot & WHEEL_MASK) as usize;
-            self.wheel[i].push(ev);
+            let bucket = &mut self.wheel[i];
+            if bucket.capacity() == 0 {
+                *bucket = self.spare.pop().unwrap_or_default();
+            }
+            bucket.push(ev);
             self.occupied[i / 64] |= 1 << (i % 64);
             self.in_wheel += 1;
         } else {
@@ -245,8 +256,9 @@ impl EventQueue {
         if from_wheel == Some(slot) {
             let i = (slot & WHEEL_MASK) as usize;
             self.occupied[i / 64] &= !(1 << (i % 64));
-            // Swap buffers: the bucket becomes the run and keeps the old run's allocation.
+            // The bucket's buffer becomes the run; the old run's (empty) buffer is kept spare.
             std::mem::swap(&mut self.front, &mut self.wheel[i]);
+            self.spare.push(std::mem::take(&mut self.wheel[i]));
             self.in_wheel -= self.front.len();
             if self.front.len() > 1 {
                 self.front.sort_unstable_by_key(|e| e.key);
