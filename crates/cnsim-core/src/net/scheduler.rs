@@ -9,14 +9,22 @@ use std::collections::VecDeque;
 use crate::net::frame::Frame;
 use crate::scenario::{Scheduler, N_CLASSES};
 
+/// Kept small, since every switch port has one: class 0 (all the data of a run without
+/// priorities) inline, classes 1-7 and the DWRR state boxed and made on first use.
 #[derive(Clone, Debug, Default)]
 pub struct ClassQueues {
-    queues: [VecDeque<Frame>; N_CLASSES],
+    class0: VecDeque<Frame>,
+    higher: Option<Box<[VecDeque<Frame>; N_CLASSES - 1]>>,
     /// Bit c set = class c has frames.
     backlogged: u8,
-    discipline: Scheduler,
-    /// DWRR: credit per round, the credit left, the class being served, and whether it has
-    /// had its credit for this visit.
+    /// None = strict priority.
+    dwrr: Option<Box<Dwrr>>,
+}
+
+/// DWRR: credit per round, the credit left, the class being served, and whether it has had
+/// its credit for this visit.
+#[derive(Clone, Debug, Default)]
+struct Dwrr {
     quantum_bytes: [u32; N_CLASSES],
     deficit_bytes: [u64; N_CLASSES],
     current: usize,
@@ -25,13 +33,32 @@ pub struct ClassQueues {
 
 impl ClassQueues {
     pub fn set_scheduler(&mut self, discipline: Scheduler, quantum_bytes: [u32; N_CLASSES]) {
-        self.discipline = discipline;
-        self.quantum_bytes = quantum_bytes;
+        self.dwrr = match discipline {
+            Scheduler::Strict => None,
+            Scheduler::Dwrr => Some(Box::new(Dwrr {
+                quantum_bytes,
+                ..Dwrr::default()
+            })),
+        };
+    }
+
+    fn queue(&self, class: usize) -> Option<&VecDeque<Frame>> {
+        match class {
+            0 => Some(&self.class0),
+            c => self.higher.as_ref().map(|h| &h[c - 1]),
+        }
+    }
+
+    fn queue_mut(&mut self, class: usize) -> &mut VecDeque<Frame> {
+        match class {
+            0 => &mut self.class0,
+            c => &mut self.higher.get_or_insert_with(Box::default)[c - 1],
+        }
     }
 
     pub fn push_back(&mut self, frame: Frame) {
         let c = frame.priority as usize;
-        self.queues[c].push_back(frame);
+        self.queue_mut(c).push_back(frame);
         self.backlogged |= 1 << c;
     }
 
@@ -45,11 +72,12 @@ impl ClassQueues {
     }
 
     pub fn class_len(&self, class: usize) -> usize {
-        self.queues[class].len()
+        self.queue(class).map_or(0, VecDeque::len)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Frame> {
-        self.queues.iter().flatten()
+        let higher = self.higher.iter().flat_map(|h| h.iter().flatten());
+        self.class0.iter().chain(higher)
     }
 
     /// The next frame to send, passing over the classes in `paused` (bit c = class c paused).
@@ -58,24 +86,44 @@ impl ClassQueues {
         if eligible == 0 {
             return None;
         }
-        let class = match self.discipline {
-            Scheduler::Strict => 7 - eligible.leading_zeros() as usize,
-            Scheduler::Dwrr => self.dwrr_class(eligible),
+        let class = match self.dwrr.as_mut() {
+            None => 7 - eligible.leading_zeros() as usize,
+            Some(dwrr) => {
+                let queues = (&self.class0, self.higher.as_deref());
+                dwrr.pick(eligible, self.backlogged, |c| head_bytes(queues, c))
+            }
         };
-        let frame = self.queues[class].pop_front();
-        if self.queues[class].is_empty() {
+        let queue = self.queue_mut(class);
+        let frame = queue.pop_front();
+        if queue.is_empty() {
             self.backlogged &= !(1 << class);
+            if let Some(dwrr) = self.dwrr.as_mut() {
+                dwrr.emptied(class);
+            }
         }
         frame
     }
+}
 
-    /// DWRR: visit classes in turn; a class on its visit gets its quantum once and sends
-    /// while its head frame fits the credit; a class with nothing queued loses its credit.
-    fn dwrr_class(&mut self, eligible: u8) -> usize {
+fn head_bytes(
+    (class0, higher): (&VecDeque<Frame>, Option<&[VecDeque<Frame>; N_CLASSES - 1]>),
+    class: usize,
+) -> u64 {
+    let queue = match class {
+        0 => class0,
+        c => &higher.expect("a backlogged class has its queue")[c - 1],
+    };
+    queue.front().expect("eligible class has frames").bytes as u64
+}
+
+impl Dwrr {
+    /// Visit classes in turn; a class on its visit gets its quantum once and sends while its
+    /// head frame fits the credit; a class with nothing queued loses its credit.
+    fn pick(&mut self, eligible: u8, backlogged: u8, head_bytes: impl Fn(usize) -> u64) -> usize {
         loop {
             let c = self.current;
             if eligible & (1 << c) == 0 {
-                if self.backlogged & (1 << c) == 0 {
+                if backlogged & (1 << c) == 0 {
                     self.deficit_bytes[c] = 0;
                 }
                 self.next_class();
@@ -85,18 +133,19 @@ impl ClassQueues {
                 self.deficit_bytes[c] += self.quantum_bytes[c] as u64;
                 self.credited = true;
             }
-            let head = self.queues[c]
-                .front()
-                .expect("eligible class has frames")
-                .bytes as u64;
+            let head = head_bytes(c);
             if head <= self.deficit_bytes[c] {
                 self.deficit_bytes[c] -= head;
-                if self.queues[c].len() == 1 {
-                    self.deficit_bytes[c] = 0;
-                    self.next_class();
-                }
                 return c;
             }
+            self.next_class();
+        }
+    }
+
+    /// A class whose queue ran empty loses its credit and its turn (DRR).
+    fn emptied(&mut self, class: usize) {
+        self.deficit_bytes[class] = 0;
+        if self.current == class {
             self.next_class();
         }
     }

@@ -20,7 +20,7 @@ use crate::net::frame::{Frame, Payload};
 use crate::net::port::Port;
 use crate::net::switch_pfc::{Admission, SwitchPfc};
 use crate::net::{schedule_tx_done, Ctx};
-use crate::scenario::{PauseTrigger, SwitchPause};
+use crate::scenario::{PauseTrigger, SwitchPause, N_CLASSES};
 use crate::stats::DropPlace;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -338,9 +338,9 @@ impl Switch {
             return;
         };
         if pfc.is_dynamic() {
-            let classes: Vec<usize> = pfc.lossless_classes().collect();
+            let lossless = pfc.lossless_mask();
             for p in 0..self.ports.len() {
-                for &c in &classes {
+                for c in (0..N_CLASSES).filter(|c| lossless & (1 << c) != 0) {
                     self.reconcile_class(me, p, c, ctx);
                 }
             }

@@ -163,9 +163,9 @@ impl SwitchPfc {
         }
     }
 
-    /// The lossless classes, as indices.
-    pub fn lossless_classes(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..N_CLASSES).filter(|&c| self.is_lossless(c))
+    /// The class-enable vector (bit c = class c is lossless).
+    pub fn lossless_mask(&self) -> u8 {
+        self.lossless_mask
     }
 }
 
