@@ -97,7 +97,7 @@ pub fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSummary {
             xoff_sent: xoff_sent[c],
             xon_sent: xon_sent[c],
             frames_received: received[c],
-            paused_s: paused[c].values().sum(),
+            paused_s: paused[c].values().fold(0.0, |sum, t| sum + t),
             paused_s_by_port: std::mem::take(&mut paused[c]),
             peak_ingress_bytes: s.peak_ingress_bytes,
             xoff_at_peak_bytes: s.xoff_at_peak_bytes,
