@@ -314,7 +314,7 @@ fn dynamic_thresholds_keep_the_shared_buffer_and_drop_nothing() {
 }
 
 /// Two saturating senders, `a` in class 0 and `b` in class 1, both lossless, into one port.
-fn two_classes(scheduler: &str) -> Value {
+fn two_classes(scheduler: &str) -> cnsim_core::Report {
     let text = ScenarioToml::new("pfc-sched", 4e-3)
         .hosts(&["a", "b", "recv"])
         .switch("sw")
@@ -326,18 +326,29 @@ fn two_classes(scheduler: &str) -> Value {
         .raw(&format!(
             "[pfc]\nlossless_classes = [0, 1]\nxoff_bytes = 20000\nxon_bytes = 10000\n{scheduler}"
         ))
+        .probe_interval(1e-4)
         .build();
     let r = run(&text);
     assert!(r.conserved);
     assert_eq!(u(&r.summary, "frames/dropped/total"), 0);
-    r.summary
+    r
 }
 
 #[test]
 fn strict_priority_gives_the_port_to_the_higher_class() {
-    let s = two_classes("scheduler = \"strict\"");
-    let a = f(&s, "per_source/a/throughput_bps");
-    let b = f(&s, "per_source/b/throughput_bps");
+    let r = two_classes("scheduler = \"strict\"");
+    let s = &r.summary;
+    // The class queues split the port's queue: class 0 holds what it sent and cannot leave.
+    let total = series(&r, "queue_bytes", "sw->recv");
+    let c0 = series(&r, "class_queue_bytes", "sw->recv:c0");
+    let c1 = series(&r, "class_queue_bytes", "sw->recv:c1");
+    assert_eq!(total.len(), c0.len());
+    for ((t, q), ((_, q0), (_, q1))) in total.iter().zip(c0.iter().zip(&c1)) {
+        assert_eq!(*q, q0 + q1, "at {t} s");
+    }
+    assert!(c0.last().unwrap().1 >= 20_000.0);
+    let a = f(s, "per_source/a/throughput_bps");
+    let b = f(s, "per_source/b/throughput_bps");
     // Class 0 only gets what it sent before its first pause: XOFF + headroom, 20 KB + a few
     // frames, over 4 ms.
     assert!(a < 0.1e9, "{a}");
@@ -346,11 +357,12 @@ fn strict_priority_gives_the_port_to_the_higher_class() {
 
 #[test]
 fn dwrr_shares_the_port_by_quantum() {
-    let s = two_classes(
+    let r = two_classes(
         "scheduler = \"dwrr\"\ndwrr_quantum_bytes = [1500, 4500, 1500, 1500, 1500, 1500, 1500, 1500]",
     );
-    let a = f(&s, "per_source/a/throughput_bps");
-    let b = f(&s, "per_source/b/throughput_bps");
+    let s = &r.summary;
+    let a = f(s, "per_source/a/throughput_bps");
+    let b = f(s, "per_source/b/throughput_bps");
     // Quanta 1:3 -> 2.5 and 7.5 Gb/s (the senders are held to what the port serves).
     assert!((a / 2.5e9 - 1.0).abs() < 0.03, "{a}");
     assert!((b / 7.5e9 - 1.0).abs() < 0.03, "{b}");

@@ -17,6 +17,8 @@ pub struct ClassQueues {
     higher: Option<Box<[VecDeque<Frame>; N_CLASSES - 1]>>,
     /// Bit c set = class c has frames.
     backlogged: u8,
+    /// Bit c set = class c has had frames (the classes the probes report).
+    used: u8,
     /// None = strict priority.
     dwrr: Option<Box<Dwrr>>,
 }
@@ -60,6 +62,18 @@ impl ClassQueues {
         let c = frame.priority as usize;
         self.queue_mut(c).push_back(frame);
         self.backlogged |= 1 << c;
+        self.used |= 1 << c;
+    }
+
+    /// The classes that have had frames, as a bit mask.
+    pub fn used(&self) -> u8 {
+        self.used
+    }
+
+    /// Bytes queued in `class` (walks the queue: for probes, not the data path).
+    pub fn class_bytes(&self, class: usize) -> u64 {
+        self.queue(class)
+            .map_or(0, |q| q.iter().map(|f| f.bytes as u64).sum())
     }
 
     pub fn is_empty(&self) -> bool {

@@ -529,6 +529,7 @@ pub const METRICS: &[&str] = &[
     "host_rx_bps",
     "port_tx_bps",
     "queue_bytes",
+    "class_queue_bytes",
     "switch_memory_bytes",
     "rx_queue_bytes",
     "nic_queue_bytes",

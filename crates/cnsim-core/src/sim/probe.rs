@@ -21,6 +21,8 @@ pub struct ProbeState {
     /// PFC: time paused per class at the previous probe and the entity ("node->peer:c3"),
     /// per port; made when a port's class is first paused.
     prev_pfc: Vec<Vec<PfcProbe>>,
+    /// Entities "node->peer:c3" of the class queues, per switch port; made on first use.
+    class_entity: Vec<Vec<[Option<u32>; N_CLASSES]>>,
 }
 
 /// Per class of one port: time paused at the previous probe, and the series' entity.
@@ -47,6 +49,10 @@ impl ProbeState {
             prev_pfc: nodes
                 .iter()
                 .map(|n| vec![[(SimTime::ZERO, None); N_CLASSES]; n.ports().len()])
+                .collect(),
+            class_entity: nodes
+                .iter()
+                .map(|n| vec![[None; N_CLASSES]; n.ports().len()])
                 .collect(),
         }
     }
@@ -81,6 +87,9 @@ pub fn sample(
                 interval,
             );
             sample_pfc(port, &mut st.prev_pfc[i][j], rec, now, interval);
+            if is_switch {
+                sample_classes(port, &mut st.class_entity[i][j], rec);
+            }
         }
         if let Node::Switch(s) = node {
             for (j, cp) in s.cps.iter().enumerate() {
@@ -177,5 +186,21 @@ fn sample_pfc(p: &Port, prev: &mut PfcProbe, rec: &mut Recorder, now: SimTime, i
         let frac = (paused - *prev_paused).as_secs_f64() / interval.as_secs_f64();
         rec.record("pfc_paused_frac", e, frac);
         *prev_paused = paused;
+    }
+}
+
+/// `class_queue_bytes` per class of a switch port, once the port has carried a class other
+/// than 0 (a port whose data is all class 0 has only `queue_bytes`).
+fn sample_classes(p: &Port, entities: &mut [Option<u32>; N_CLASSES], rec: &mut Recorder) {
+    let used = p.data_q.used();
+    if used <= 1 {
+        return;
+    }
+    for (c, entity) in entities.iter_mut().enumerate() {
+        if used & (1 << c) == 0 {
+            continue;
+        }
+        let e = *entity.get_or_insert_with(|| rec.entity(&format!("{}:c{c}", p.name)));
+        rec.record("class_queue_bytes", e, p.data_q.class_bytes(c) as f64);
     }
 }
