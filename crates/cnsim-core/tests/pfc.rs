@@ -367,3 +367,47 @@ fn dwrr_shares_the_port_by_quantum() {
     assert!((a / 2.5e9 - 1.0).abs() < 0.03, "{a}");
     assert!((b / 7.5e9 - 1.0).abs() < 0.03, "{b}");
 }
+
+#[test]
+fn xoff_is_refreshed_every_half_pause_time_while_the_condition_holds() {
+    // Under strict priority class 0 never drains: its XOFF (65535 quanta = 3.355392 ms at
+    // 10 Gb/s) goes out once early and is re-sent every 1.677696 ms: at most 3 in 4 ms, no XON.
+    let r = two_classes("scheduler = \"strict\"");
+    let c0 = class(&r.summary, "0");
+    assert_eq!(u(c0, "xoff_sent"), 3);
+    assert_eq!(u(c0, "xon_sent"), 0);
+    let paused = f(c0, "paused_s_by_port/a->sw");
+    assert!(paused > 4e-3 - 30e-6 && paused < 4e-3, "{paused}");
+    // Class 1 is served first at the line rate it arrives at: never paused.
+    assert_eq!(u(class(&r.summary, "1"), "xoff_sent"), 0);
+}
+
+#[test]
+fn an_802_3x_pause_still_holds_every_class() {
+    // The receiver pauses its switch port (802.3x, all classes) with a small receive buffer;
+    // frames of both lossless classes wait in the switch and nothing is lost.
+    let text = ScenarioToml::new("pfc-and-pause", 2e-3)
+        .hosts(&["a", "b"])
+        .host_with(
+            "recv",
+            "rx_rate_bps = 5e9\nrx_buffer_bytes = 60000\n\
+             rx_pause = { xoff_bytes = 30000, xon_bytes = 15000 }",
+        )
+        .switch("sw")
+        .link("a", "sw", G10, 1e-6)
+        .link("b", "sw", G10, 1e-6)
+        .link("sw", "recv", G10, 1e-6)
+        .traffic("saturate", &["a"], "recv", "priority = 0")
+        .traffic("saturate", &["b"], "recv", "priority = 1")
+        .raw("[pfc]\nlossless_classes = [0, 1]\nxoff_bytes = 20000\nxon_bytes = 10000")
+        .build();
+    let r = run(&text);
+    let s = &r.summary;
+    assert!(r.conserved);
+    assert_eq!(u(s, "frames/dropped/total"), 0);
+    assert!(u(s, "control_frames/pause_xoff") > 0);
+    // Both classes back up into PFC at the switch while the 802.3x pause holds the port.
+    assert!(u(class(s, "1"), "xoff_sent") > 0);
+    let rx = f(s, "per_source/recv/rx_throughput_bps");
+    assert!((rx / 5e9 - 1.0).abs() < 0.05, "{rx}");
+}
