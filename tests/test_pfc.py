@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import cnsim
@@ -97,3 +99,20 @@ def test_dcqcn_on_top_gives_the_victim_its_fair_rate() -> None:
     assert s["control_frames"]["dcqcn_cnp"] > 0
     vs = float(s["window"]["per_source"]["VS"]["throughput_bps"])
     assert vs == pytest.approx(20e9, rel=0.1)
+
+
+def test_victim_ecmp_sweep_shows_the_victim_slowed_as_t3_senders_join(tmp_path: Path) -> None:
+    """Points 0 and 2 of the sweep (no sender and two senders under T3), 40 ECMP placements
+    each: with none the victim never drops to 10 Gb/s; with two it usually does."""
+    spec = cnsim.load_sweep("pfc-victim-ecmp")
+    lists = spec.grid["traffic[0].hosts"]
+    short = replace(spec, grid={"traffic[0].hosts": [lists[0], lists[2]]}, replications=40)
+    study = cnsim.sweep(short, out=tmp_path, jobs=2, progress=False)
+    table = pd.read_csv(tmp_path / "table.csv")
+    assert table["n"].tolist() == [40, 40]
+    assert (table["dropped_frames"] == 0).all()
+    runs = study.ok
+    victim = runs["window.per_source.VS.throughput_bps"]
+    slowed = (victim <= 10.01e9).groupby(runs["point"]).mean()
+    assert slowed.iloc[0] == 0.0
+    assert slowed.iloc[1] > 0.5
