@@ -28,7 +28,7 @@ pub struct PfcSummary {
 #[serde(deny_unknown_fields)]
 pub struct PfcClassSummary {
     pub lossless: bool,
-    /// Frames of the class that entered a switch.
+    /// Frames of the class that arrived at a switch, dropped ones included.
     pub frames_at_switches: u64,
     /// PFC frames sent for the class (switch ports), refreshes included.
     pub xoff_sent: u64,

@@ -378,7 +378,9 @@ impl Host {
 
     fn take_frame(&mut self, slot: u32, now: SimTime, ctx: &mut Ctx) -> Frame {
         let voq = &mut self.voqs[slot as usize];
-        if let Some(own) = voq.own_frames.pop_front() {
+        if let Some(mut own) = voq.own_frames.pop_front() {
+            // A message riding the data queue travels in its VOQ's class.
+            own.priority = voq.priority;
             return own;
         }
         let from_flow = match (voq.frames.front(), voq.flows.front()) {

@@ -139,13 +139,13 @@ impl Switch {
         self.try_transmit(me, p, ctx);
     }
 
-    /// Lossless frames are admitted by PFC (None = take it); everything else by the limits.
+    /// A frame of a lossless class is admitted by PFC alone (None = take it).
     fn pfc_admission(&mut self, in_port: usize, frame: &Frame) -> Option<DropPlace> {
-        let pfc = self.pfc.as_mut()?;
+        let pfc = self
+            .pfc
+            .as_mut()
+            .expect("lossless classes exist with [pfc] only");
         let class = frame.priority as usize;
-        if !pfc.is_lossless(class) {
-            return None;
-        }
         let xoff_out = self.ports[in_port]
             .pfc
             .as_ref()
@@ -186,7 +186,7 @@ impl Switch {
         };
         if let Some(place) = refused {
             if let Some(pfc) = self.pfc.as_mut().filter(|_| !lossless) {
-                pfc.stats[frame.priority as usize].lossy_drops += 1;
+                pfc.count_lossy_drop(frame.priority as usize);
             }
             if !frame.is_data() {
                 ctx.counters.control_dropped += 1;

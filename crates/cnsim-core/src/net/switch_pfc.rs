@@ -20,7 +20,7 @@ use crate::scenario::{PfcSpec, PfcThreshold, N_CLASSES};
 /// What the summary reports per class, over all ingress ports of a switch.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PfcClassStats {
-    /// Frames of the class that entered the switch.
+    /// Frames of the class that arrived at the switch, dropped ones included.
     pub arrived_frames: u64,
     /// The largest count outside headroom of one (ingress port, class), and the XOFF in force
     /// then (dynamic thresholds move).
@@ -128,6 +128,12 @@ impl SwitchPfc {
         self.counted_bytes[port][class] = counted + bytes;
         self.note_peak(class, counted + bytes, xoff);
         Admission::Counted
+    }
+
+    /// A frame of a lossy class was dropped at the switch's buffer limits.
+    pub fn count_lossy_drop(&mut self, class: usize) {
+        self.stats[class].arrived_frames += 1;
+        self.stats[class].lossy_drops += 1;
     }
 
     fn note_peak(&mut self, class: usize, level: u64, xoff: u64) {
