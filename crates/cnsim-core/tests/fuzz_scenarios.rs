@@ -250,34 +250,39 @@ fn pfc_scenario() -> impl Strategy<Value = String> {
     let slots = prop::collection::vec(prop::option::weighted(0.15, hostile_number()), 8);
     let threshold = prop::sample::select(vec!["static", "dynamic"]);
     let scheduler = prop::sample::select(vec!["strict", "dwrr"]);
+    let host_rx = any::<bool>();
     let scheme = prop::sample::select(vec!["none", "qcn", "dcqcn"]);
     // Not cbr: the template's sane slot 8 is a load, not a rate.
     let kind = prop::sample::select(vec!["bernoulli", "saturate"]);
     let base =
         (scheme, kind).prop_map(|(scheme, kind)| template(&SANE.map(str::to_string), scheme, kind));
-    (base, slots, threshold, scheduler).prop_map(|(base, slots, threshold, scheduler)| {
-        const SANE_PFC: [&str; 8] = [
-            "20000", "10000", "0.25", "1000", "30000", "100", "1500", "3",
-        ];
-        let v: [String; 8] =
-            std::array::from_fn(|i| slots[i].clone().unwrap_or_else(|| SANE_PFC[i].to_string()));
-        let base = base
-            .replace(
-                "output_buffer_bytes =",
-                "shared_buffer_bytes = 2e5\noutput_buffer_bytes =",
-            )
-            .replace(
-                "hosts = [\"a\", \"b\"]",
-                &format!("hosts = [\"a\", \"b\"]\npriority = {}", v[7]),
-            );
-        format!(
-            "{base}\n[pfc]\nlossless_classes = [3, 5]\nthreshold = \"{threshold}\"\n\
+    (base, slots, threshold, scheduler, host_rx).prop_map(
+        |(base, slots, threshold, scheduler, host_rx)| {
+            const SANE_PFC: [&str; 8] = [
+                "20000", "10000", "0.25", "1000", "30000", "100", "1500", "3",
+            ];
+            let v: [String; 8] = std::array::from_fn(|i| {
+                slots[i].clone().unwrap_or_else(|| SANE_PFC[i].to_string())
+            });
+            let base = base
+                .replace(
+                    "output_buffer_bytes =",
+                    "shared_buffer_bytes = 2e5\noutput_buffer_bytes =",
+                )
+                .replace(
+                    "hosts = [\"a\", \"b\"]",
+                    &format!("hosts = [\"a\", \"b\"]\npriority = {}", v[7]),
+                );
+            format!(
+                "{base}\n[pfc]\nlossless_classes = [3, 5]\nthreshold = \"{threshold}\"\n\
              xoff_bytes = {}\nxon_bytes = {}\nalpha = {}\nxon_offset_bytes = {}\n\
              headroom_bytes = {}\nquanta = {}\nscheduler = \"{scheduler}\"\n\
-             dwrr_quantum_bytes = [{}, 1500, 1500, 3000, 1500, 1500, 1500, 1500]\n",
-            v[0], v[1], v[2], v[3], v[4], v[5], v[6]
-        )
-    })
+             dwrr_quantum_bytes = [{}, 1500, 1500, 3000, 1500, 1500, 1500, 1500]\n\
+             host_rx = {host_rx}\n",
+                v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+            )
+        },
+    )
 }
 
 proptest! {

@@ -411,3 +411,38 @@ fn an_802_3x_pause_still_holds_every_class() {
     let rx = f(s, "per_source/recv/rx_throughput_bps");
     assert!((rx / 5e9 - 1.0).abs() < 0.05, "{rx}");
 }
+
+#[test]
+fn a_slow_receiver_sends_pfc_and_the_pause_spreads_back_to_the_sender() {
+    // recv serves 5 Gb/s; with host_rx it pauses class 3 on sw->recv when 20 KB wait in its
+    // receive queue; sw then holds the class, its ingress count from `a` passes XOFF, and it
+    // pauses `a`: a sends at 5 Gb/s and nothing is lost (60 KB of receive buffer covers the
+    // bytes in flight after XOFF).
+    let text = ScenarioToml::new("pfc-host-rx", 4e-3)
+        .hosts(&["a"])
+        .host_with("recv", "rx_rate_bps = 5e9\nrx_buffer_bytes = 60000")
+        .switch("sw")
+        .link("a", "sw", G10, 1e-6)
+        .link("sw", "recv", G10, 1e-6)
+        .traffic("saturate", &["a"], "recv", "priority = 3")
+        .raw("[pfc]\nxoff_bytes = 20000\nxon_bytes = 10000\nhost_rx = true")
+        .build();
+    let r = run(&text);
+    let s = &r.summary;
+    assert!(r.conserved);
+    assert_eq!(u(s, "frames/dropped/total"), 0);
+    let c3 = class(s, "3");
+    assert!(
+        f(c3, "paused_s_by_port/sw->recv") > 0.0,
+        "the receiver paused its switch port"
+    );
+    assert!(
+        f(c3, "paused_s_by_port/a->sw") > 0.0,
+        "the switch paused the sender"
+    );
+    let a = f(s, "per_source/a/throughput_bps");
+    assert!((a / 5e9 - 1.0).abs() < 0.03, "{a}");
+    // Without host_rx the receive buffer overflows instead.
+    let lossy = run(&text.replace("host_rx = true", "host_rx = false"));
+    assert!(u(&lossy.summary, "frames/dropped/rx") > 0);
+}

@@ -11,11 +11,12 @@ use rustc_hash::FxHashMap;
 use crate::cc::{CcMsg, Limiter, NotificationPoint};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
+use crate::flow_control::pfc::set_class_xoff;
 use crate::net::frame::{FlowId, Frame, HostId, Payload};
 use crate::net::port::Port;
 use crate::net::Ctx;
 use crate::rng::SimRng;
-use crate::scenario::{FlowService, Watermarks};
+use crate::scenario::{FlowService, Watermarks, N_CLASSES};
 use crate::stats::{DropPlace, HostCounters};
 use crate::time::{serialization_time, SimTime};
 
@@ -87,6 +88,17 @@ impl Voq {
     }
 }
 
+/// PFC sent by a host's receive side (`[pfc] host_rx`): bytes per class in the receive queue
+/// against static thresholds.
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverPfc {
+    pub lossless_mask: u8,
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+    pub quanta: u16,
+    pub class_bytes: [u64; N_CLASSES],
+}
+
 /// The sink: a FIFO served at `rate_bps` (None = absorbs at arrival).
 #[derive(Default)]
 pub struct Receiver {
@@ -97,6 +109,7 @@ pub struct Receiver {
     pub busy: bool,
     pub limit_bytes: Option<u64>,
     pub pause: Option<Watermarks>,
+    pub pfc: Option<Box<ReceiverPfc>>,
 }
 
 pub struct Host {
@@ -633,6 +646,7 @@ impl Host {
         rx.bytes += bytes;
         rx.peak_bytes = rx.peak_bytes.max(rx.bytes);
         self.update_rx_pause(me, ctx);
+        self.update_rx_pfc(me, frame.priority as usize, true, bytes, ctx);
         if !self.rx.busy {
             self.start_rx_service(me, ctx);
         }
@@ -660,6 +674,8 @@ impl Host {
         self.rx.busy = false;
         self.deliver(frame, ctx);
         self.update_rx_pause(me, ctx);
+        let bytes = frame.bytes as u64;
+        self.update_rx_pfc(me, frame.priority as usize, false, bytes, ctx);
         self.start_rx_service(me, ctx);
     }
 
@@ -692,6 +708,32 @@ impl Host {
         if set_xoff(&mut self.port, want, w.quanta, (me, 0), ctx) {
             self.try_transmit(me, ctx);
         }
+    }
+
+    /// `[pfc] host_rx`: a frame of `class` entered (`added`) or left the receive queue; send
+    /// PFC for the class to the switch above when its bytes cross the thresholds.
+    fn update_rx_pfc(&mut self, me: NodeIdx, class: usize, added: bool, bytes: u64, ctx: &mut Ctx) {
+        let Some(pfc) = self.rx.pfc.as_mut() else {
+            return;
+        };
+        if added {
+            pfc.class_bytes[class] += bytes;
+        } else {
+            pfc.class_bytes[class] -= bytes;
+        }
+        if pfc.lossless_mask & (1 << class) == 0 {
+            return;
+        }
+        let on = (self.port.pfc.as_ref()).is_some_and(|s| s.xoff_sent & (1 << class) != 0);
+        let want = hysteresis(on, pfc.class_bytes[class], pfc.xoff_bytes, pfc.xon_bytes);
+        let quanta = pfc.quanta;
+        if set_class_xoff(&mut self.port, class, want, quanta, (me, 0), ctx) {
+            self.try_transmit(me, ctx);
+        }
+    }
+
+    pub fn rx_pfc_quanta(&self) -> u16 {
+        self.rx.pfc.as_ref().map_or(u16::MAX, |p| p.quanta)
     }
 
     /// Data frames held by this host: queued to send, on its link, or in its receiver.

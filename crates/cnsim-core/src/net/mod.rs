@@ -121,7 +121,7 @@ impl Node {
 
     pub fn on_pfc_refresh(&mut self, me: NodeIdx, p: PortIdx, class: usize, ctx: &mut Ctx) {
         let quanta = match self {
-            Node::Host(_) => u16::MAX,
+            Node::Host(h) => h.rx_pfc_quanta(),
             Node::Switch(s) => s.pfc_quanta(),
         };
         let port = self.port_mut(p);

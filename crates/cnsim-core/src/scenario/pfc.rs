@@ -48,6 +48,10 @@ pub struct PfcSpec {
     pub scheduler: Scheduler,
     /// DWRR: bytes of credit per round for each class 0-7 (its weight).
     pub dwrr_quantum_bytes: Vec<u32>,
+    /// Hosts with a receive queue (`rx_rate_bps`) send PFC too: XOFF for a lossless class when
+    /// its bytes in the receive queue pass `xoff_bytes`, XON below `xon_bytes` (static
+    /// thresholds; no headroom: size `rx_buffer_bytes` for what arrives after XOFF).
+    pub host_rx: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -82,6 +86,7 @@ impl Default for PfcSpec {
             quanta: DEFAULT_XOFF_QUANTA,
             scheduler: Scheduler::Strict,
             dwrr_quantum_bytes: vec![1500; N_CLASSES],
+            host_rx: false,
         }
     }
 }

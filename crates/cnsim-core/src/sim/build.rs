@@ -8,7 +8,7 @@ use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
 use crate::engine::PortIdx;
 use crate::error::ConfigError;
 use crate::net::forwarding::Forwarding;
-use crate::net::host::Host;
+use crate::net::host::{Host, ReceiverPfc};
 use crate::net::port::Port;
 use crate::net::switch::{BufferLimits, Switch};
 use crate::net::switch_pfc::SwitchPfc;
@@ -87,6 +87,15 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         host.rx.rate_bps = h.rx_rate_bps;
         host.rx.limit_bytes = bytes(h.rx_buffer_bytes);
         host.rx.pause = h.rx_pause.clone();
+        if let Some(pfc) = sc.pfc.as_ref().filter(|p| p.host_rx) {
+            host.rx.pfc = Some(Box::new(ReceiverPfc {
+                lossless_mask: pfc.lossless_mask(),
+                xoff_bytes: pfc.xoff_bytes.round() as u64,
+                xon_bytes: pfc.xon_bytes.round() as u64,
+                quanta: pfc.quanta,
+                class_bytes: [0; N_CLASSES],
+            }));
+        }
         for step in &h.rx_schedule {
             rate_changes.push((
                 SimTime::from_secs_f64(step.at_s),
