@@ -306,11 +306,11 @@ fn dynamic_thresholds_keep_the_shared_buffer_and_drop_nothing() {
     let c3 = class(s, "3");
     assert!(u(c3, "xoff_sent") > 0);
     // Three inputs at alpha 0.5 settle where each holds 0.5 x the free buffer: X = 0.5 x
-    // (90,000 - 3X) -> X = 18 KB; the peak is a frame above, never past the XOFF of its time.
+    // (90,000 - 3X) -> X = 18 KB (give or take a frame), never past the XOFF of its time.
     let peak = u(c3, "peak_ingress_bytes");
     let xoff = u(c3, "xoff_at_peak_bytes");
     assert!(peak <= xoff, "{peak} > {xoff}");
-    assert!(peak < 45_000, "{peak}");
+    assert!(peak.abs_diff(18_000) <= 1500, "{peak}");
 }
 
 /// Two saturating senders, `a` in class 0 and `b` in class 1, both lossless, into one port.
