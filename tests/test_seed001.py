@@ -171,6 +171,7 @@ def test_og_ms_preset_is_the_seeds_setup():
     for switch in scenario["switches"]:
         assert switch["shared_buffer_bytes"] == 4 * b
         assert switch["pause"] == {
+            "enabled": True,
             "trigger": "ingress",
             "xoff_bytes": b - 16e-6 * 10e9 / 8,
             "xon_bytes": b / 2,

@@ -162,6 +162,19 @@ def test_window_sweep_preset_is_the_seed_experiment():
         ({"set": {"seed": 3}}, cnsim.SweepError, "runs derive it from sweep.seed"),
         ({"base": "nothing-like-it"}, api.ScenarioNotFoundError, "unknown preset or file"),
         ({"plots": [{"x": "duration_s", "y": "frames.delivered"}]}, cnsim.SweepError, "not swept"),
+        ({"names": {"duration_s": ["a"]}}, cnsim.SweepError, "names.*not a swept parameter"),
+        ({"names": {WINDOW: ["a"]}}, cnsim.SweepError, "expected 2 names, one per value"),
+        ({"names": {WINDOW: ["a", "a"]}}, cnsim.SweepError, "listed twice"),
+        (
+            {"plots": [{"x": WINDOW, "y": "frames.delivered", "panel": "duration_s"}]},
+            cnsim.SweepError,
+            r"plots\[0\]\.panel: 'duration_s' is not swept",
+        ),
+        (
+            {"plots": [{"x": WINDOW, "y": "frames.delivered", "where": {WINDOW: 5}}]},
+            cnsim.SweepError,
+            "5 is none of its values",
+        ),
     ],
 )
 def test_bad_sweeps_fail_before_any_run(tmp_path, changes, error, message):
@@ -449,3 +462,40 @@ def test_plan_keys_change_with_version_and_seed(pool_study):
     assert study.run_key(resolved, runs[0].seed, study.run_version()) == runs[0].key
     assert study.run_key(resolved, runs[0].seed, "0.0.0") != runs[0].key
     assert study.run_key(resolved, runs[0].seed + 1, study.run_version()) != runs[0].key
+
+
+def test_named_values_table_parameter_columns_and_filtered_panelled_plots(tmp_path):
+    """[sweep.names] names a parameter's values; a [sweep.table] column naming a swept
+    parameter holds the point's value (or name); plots keep the `where` points and split by
+    `panel`; a path through a table the run lacks (`flows` without flows) is null."""
+    load = "traffic[0].load"
+    spec = tiny(
+        replications=1,
+        grid={WINDOW: [20_000, 80_000], load: [0.3, 0.5]},
+        names={load: ["light", "heavy"]},
+        table={
+            "window": WINDOW,
+            "load": load,
+            "generated": "frames.generated",
+            "flows_completed": "flows.completed",
+        },
+        plots=[
+            {"name": "heavy", "x": WINDOW, "y": "frames.delivered", "where": {load: "heavy"}},
+            {"name": "by_load", "x": WINDOW, "y": "frames.delivered", "panel": load},
+            {"name": "light_by_value", "x": WINDOW, "y": "frames.delivered", "where": {load: 0.3}},
+        ],
+    )
+    out = tmp_path / "study"
+    study_result = cnsim.sweep(spec, out=out, jobs=1, progress=False)
+    table = pd.read_csv(out / "table.csv")
+    assert list(table["load"]) == ["light", "heavy", "light", "heavy"]
+    assert list(table["window"]) == [20_000, 20_000, 80_000, 80_000]
+    assert table["flows_completed"].isna().all()
+    heavy = table[table["load"] == "heavy"]["generated"]
+    light = table[table["load"] == "light"]["generated"]
+    assert heavy.mean() > light.mean()
+    study_result.plot()
+    for name in ("heavy", "by_load", "light_by_value"):
+        assert (out / "plots" / f"{name}.png").is_file()
+    assert study_result.spec.value_name(load, 0.5) == "heavy"
+    assert "names" in (out / "sweep.toml").read_text()

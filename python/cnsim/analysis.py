@@ -401,8 +401,9 @@ def _knee(curve: npt.NDArray[np.float64], method: str, last: int, tol: float, fl
 def compute_metrics(result: Result) -> dict[str, Any]:
     """The metrics Python adds to summary["metrics"], driven by the resolved [report] table.
 
-    Always: `peak_queue_bytes`/`peak_queue_port` (largest per-port peak) and, when the summary
-    has a window, `fairness_index` over it. With [report].recovery: `recovery_time_s`,
+    Always: `peak_queue_bytes`/`peak_queue_port` (largest per-port peak), `throughput_bps`
+    (data delivered to all hosts over the run) and, when the summary has a window,
+    `fairness_index` over it. With [report].recovery: `recovery_time_s`,
     `recovered_at_s`. With [report].transient: `transient_duration_s`, `transient_end_s`,
     `transient_settled` and, given `rtt_s`, `transient_duration_rtt`. With [report].steady: the
     `steady_*` metrics of `steady_state`. A spec naming a metric
@@ -412,6 +413,7 @@ def compute_metrics(result: Result) -> dict[str, Any]:
     report = result.scenario.get("report", {})
     metrics: dict[str, Any] = {}
     metrics.update(_queue_metrics(result.summary))
+    metrics.update(_throughput_metrics(result.summary))
     metrics.update(_fairness_metrics(result.summary))
     specs = [
         ("recovery", _recovery_metrics),
@@ -463,6 +465,15 @@ def _queue_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     port = max(peaks, key=lambda p: peaks[p])
     return {"peak_queue_bytes": peaks[port], "peak_queue_port": port}
+
+
+def _throughput_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """Aggregate throughput: data bytes every host received, in bit/s of simulated time."""
+    sim_time_s = summary.get("sim_time_s")
+    rows = summary.get("per_source", {}).values()
+    if not sim_time_s or not rows:
+        return {}
+    return {"throughput_bps": sum(r.get("rx_bytes", 0) for r in rows) * 8.0 / sim_time_s}
 
 
 def _fairness_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:

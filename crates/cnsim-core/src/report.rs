@@ -11,7 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cc::bcn::GiFormula;
 use crate::cc::dcqcn::{HaiStep, MarkOn, ParameterSet};
+use crate::cc::e2cm::{ProbeMeasures, StampCombine};
 use crate::cc::qcn::{FastRecoveryCmp, TrUpdate};
 use crate::cc::Scheme;
 use crate::flow_control::pfc_summary::{self, PfcSummary};
@@ -154,6 +156,8 @@ pub struct ControlFrames {
     pub pfc_xoff: u64,
     /// PFC frames with pause_time 0 that resume one class.
     pub pfc_xon: u64,
+    /// E2CM fine-loop probes, forward and returned (scheme `e2cm`).
+    pub e2cm_probe: u64,
     /// Scheme messages riding the data queue (probes) that a full buffer turned away.
     pub dropped: u64,
     /// Bytes of all control frames.
@@ -182,6 +186,14 @@ pub enum Variant {
         parameter_set: ParameterSet,
         mark_on: MarkOn,
         hai_step: HaiStep,
+    },
+    E2cm {
+        /// `e2cm(ecm+max)`, `e2cm(ecm+max+00)+stamp_last`...
+        name: String,
+        stamp_combine: StampCombine,
+        probe_measures: ProbeMeasures,
+        /// The coarse loop's Gi formula (divide by or multiply by (1+2W)Qeq).
+        gi_formula: GiFormula,
     },
 }
 
@@ -341,6 +353,7 @@ impl Summary {
                 dcqcn_cnp: sent(ControlKind::Cnp),
                 pfc_xoff: sent(ControlKind::PfcXoff),
                 pfc_xon: sent(ControlKind::PfcXon),
+                e2cm_probe: sent(ControlKind::E2cmProbe),
                 dropped: c.control_dropped,
                 bytes: c.control_bytes,
                 bandwidth_bps: c.control_bytes as f64 * 8.0 / sim_time_s,
@@ -473,6 +486,12 @@ fn variant(scheme: &Scheme) -> Variant {
             parameter_set: p.parameter_set,
             mark_on: p.mark_on,
             hai_step: p.hai_step,
+        },
+        Scheme::E2cm(c) => Variant::E2cm {
+            name: c.variant_name(),
+            stamp_combine: c.fine.stamp_combine,
+            probe_measures: c.fine.probe_measures,
+            gi_formula: c.coarse.gi_formula,
         },
     }
 }

@@ -267,3 +267,21 @@ fn uniform_flows_on_a_large_tree_build_without_per_pair_state() {
     assert_conserved(&r);
     assert!(u(&r.summary, "frames/delivered") > 1000);
 }
+
+#[test]
+fn a_traffic_seed_replays_the_same_flows_whatever_the_run_seed() {
+    let with_seed = |run_seed: u64, traffic_seed: Option<u64>| {
+        let text = star(0.3, 0.005, run_seed);
+        let text = match traffic_seed {
+            Some(t) => text.replacen("load = 0.3", &format!("seed = {t}\nload = 0.3"), 1),
+            None => text,
+        };
+        let r = run(&text);
+        (r.flows.size_bytes.clone(), r.flows.start_s.clone())
+    };
+    let a = with_seed(1, Some(7));
+    assert!(!a.0.is_empty());
+    assert_eq!(a, with_seed(2, Some(7)));
+    assert_ne!(with_seed(1, None), with_seed(2, None));
+    assert_ne!(a, with_seed(1, Some(8)));
+}

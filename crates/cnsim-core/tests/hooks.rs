@@ -22,6 +22,7 @@ fn switches_and_hosts_name_no_scheme() {
             "path_probe",
             "pathprobe",
             "dcqcn",
+            "e2cm",
         ] {
             let code: String = text
                 .lines()

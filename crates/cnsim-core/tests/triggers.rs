@@ -305,3 +305,20 @@ fn host_receive_buffer_pause_protects_the_receiver_and_backs_up_hop_by_hop() {
     assert!(max(&rxq.iter().map(|x| x.1).collect::<Vec<_>>()) <= 30_000.0 + HEADROOM_PER_INPUT);
     assert_conserved(&r);
 }
+
+#[test]
+fn a_disabled_pause_sends_nothing_and_a_full_partition_drops() {
+    // Seed 003's "PAUSE off": the table stays, `enabled = false`. h0's input partition
+    // (25,500 B) fills behind the 2 Gb/s output and its frames are dropped at ingress.
+    let text = victim_scenario(
+        "{ enabled = false, trigger = \"ingress\", xoff_bytes = 20000, xon_bytes = 10000 }",
+        &format!("input_buffer_bytes = {}", 20_000.0 + HEADROOM_PER_INPUT),
+    );
+    let r = run(&text);
+    let s = &r.summary;
+    assert_eq!(u(s, "control_frames/pause_xoff"), 0);
+    assert!(u(s, "frames/dropped/ingress") > 0);
+    assert_eq!(u(s, "frames/dropped/ingress"), u(s, "frames/dropped/total"));
+    assert_close(f(s, "per_source/s1/rx_throughput_bps"), G10, 0.01, "s1 rx");
+    assert_conserved(&r);
+}

@@ -57,10 +57,16 @@ def format_path(keys: tuple[str, ...] | list[str]) -> str:
 
 
 def extract(summary: Mapping[str, Any], path: str) -> Any:
-    """The scalar at `path`; KeyError (with close names) when a key is missing."""
+    """The scalar at `path`; KeyError (with close names) when a key is missing.
+
+    A table the run does not have (null in summary.json: `window` without a window, `flows`
+    without a flow workload) gives None for every path through it.
+    """
     node: Any = summary
     keys = parse_path(path)
     for depth, key in enumerate(keys):
+        if node is None and depth > 0:
+            return None
         if not isinstance(node, Mapping) or key not in node:
             raise KeyError(_missing_message(path, keys[:depth], key, node))
         node = node[key]

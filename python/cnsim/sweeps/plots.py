@@ -19,7 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from cnsim import analysis
+from cnsim import analysis, api
 from cnsim.plots import AXIS_NAMES, DPI, FIGSIZE, file_stem, value_unit
 from cnsim.sweeps.paths import parse_path
 from cnsim.sweeps.spec import PlotSpec
@@ -68,7 +68,7 @@ def leaf(path: str) -> str:
 
 def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
     """Draw one figure; warn and return None when the metric has no numbers."""
-    table = result.aggregate([spec.y])
+    table = _where(result, spec, result.aggregate([spec.y]))
     column = "std" if spec.stat == "std" else "mean"
     if table.empty or table[column].isna().all():
         needs = "two finished runs per point" if spec.stat == "std" else "a finished run"
@@ -76,19 +76,74 @@ def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
         return None
     x_div, x_unit = _unit(spec.x, table[spec.x])
     y_div, y_unit = value_unit(leaf(spec.y), float(table[column].abs().max()))
-    fig = Figure(figsize=FIGSIZE, layout="constrained")
-    ax = fig.add_subplot()
-    ax.grid(alpha=0.3)
-    others = [p for p in result.parameters if p != spec.x]
-    groups = table.groupby(others, sort=False) if others else [((), table)]
-    for label, group in groups:
-        _draw_line(ax, spec, group, column, (x_div, y_div), _label(others, label))
-    ax.set_xlabel(spec.xlabel or _axis_text(spec.x, x_unit))
-    ax.set_ylabel(spec.ylabel or _y_text(spec, y_unit))
-    ax.set_title(spec.title or f"{_y_text(spec, '')} vs {leaf(spec.x)}")
-    if others:
-        ax.legend(fontsize="small")
+    panels = _plot_panels(result, spec, table, column)
+    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * (0.8 * len(panels) if len(panels) > 1 else 1)))
+    fig.set_layout_engine("constrained")
+    axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+    others = _line_parameters(result, spec)
+    for ax, (panel_title, rows) in zip(axes, panels, strict=True):
+        ax.grid(alpha=0.3)
+        groups = rows.groupby(others, sort=False) if others else [((), rows)]
+        for label, group in groups:
+            text = _label(result, others, label)
+            _draw_line(ax, spec, group, column, (x_div, y_div), text)
+        ax.set_xlabel(spec.xlabel or _axis_text(spec.x, x_unit))
+        ax.set_ylabel(spec.ylabel or _y_text(spec, y_unit))
+        if panel_title:
+            ax.set_title(panel_title, fontsize="medium")
+        if others:
+            ax.legend(fontsize="x-small")
+    title = spec.title or f"{_y_text(spec, '')} vs {leaf(spec.x)}"
+    if len(panels) > 1 or panels[0][0]:
+        fig.suptitle(title)
+    else:
+        axes[0].set_title(title)
     return _save(fig, result, spec, path)
+
+
+def _where(result: SweepResult, spec: PlotSpec, table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the points `where` keeps (a value matches as given or by its name)."""
+    for path, wanted in spec.where.items():
+        keep = [
+            wanted in (value, result.spec.value_name(path, _value_of(result, path, value)))
+            for value in table[path]
+        ]
+        table = table[keep]
+    return table
+
+
+def _value_of(result: SweepResult, path: str, cell: Any) -> Any:
+    """The swept value a table cell shows (lists and tables are TOML text in the table)."""
+    values = result.spec.grid.get(path) or result.spec.zip.get(path) or []
+    for value in values:
+        if value == cell or (
+            not isinstance(value, int | float | str | bool) and api.toml_literal(value) == cell
+        ):
+            return value
+    return cell
+
+
+def _line_parameters(result: SweepResult, spec: PlotSpec) -> list[str]:
+    """Parameters that make a line: not x (nor what is zipped with it), not fixed by `where`,
+    not the panel."""
+    along_x = set(result.spec.zip) if spec.x in result.spec.zip else {spec.x}
+    fixed = {*spec.where, *([spec.panel] if spec.panel else [])}
+    return [p for p in result.parameters if p not in along_x and p not in fixed]
+
+
+def _plot_panels(
+    result: SweepResult, spec: PlotSpec, table: pd.DataFrame, column: str
+) -> list[tuple[str, pd.DataFrame]]:
+    """One (title, rows) per value of the panel parameter that has numbers; one untitled
+    panel without a panel parameter."""
+    if spec.panel is None:
+        return [("", table)]
+    panels = []
+    for value, rows in table.groupby(spec.panel, sort=False):
+        if rows[column].notna().any():
+            name = result.spec.value_name(spec.panel, _value_of(result, spec.panel, value))
+            panels.append((f"{leaf(spec.panel)} = {name}", rows))
+    return panels or [("", table)]
 
 
 def _draw_line(
@@ -127,11 +182,15 @@ def _y_text(spec: PlotSpec, unit: str) -> str:
     return f"std of {name}" if spec.stat == "std" else f"mean {name}"
 
 
-def _label(names: list[str], values: Any) -> str | None:
+def _label(result: SweepResult, names: list[str], values: Any) -> str | None:
     if not names:
         return None
     values = values if isinstance(values, tuple) else (values,)
-    return ", ".join(f"{leaf(n)}={v}" for n, v in zip(names, values, strict=True))
+    parts = []
+    for name, cell in zip(names, values, strict=True):
+        shown = result.spec.value_name(name, _value_of(result, name, cell))
+        parts.append(str(shown) if name in result.spec.names else f"{leaf(name)}={shown}")
+    return ", ".join(parts)
 
 
 def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path) -> Path:

@@ -124,7 +124,8 @@ class SweepResult:
 
     def point_table(self) -> pd.DataFrame:
         """The [sweep.table] (what DIR/table.csv holds): one row per point, `point`, then each
-        column's metric averaged over the point's finished replications, then `n` (how many).
+        column's metric averaged over the point's finished replications (or, for a column that
+        names a swept parameter, the point's value or its [sweep.names] name), then `n`.
         """
         rows = []
         ok = self.ok
@@ -132,6 +133,9 @@ class SweepResult:
             runs = ok[ok["point"] == point.index]
             row: dict[str, Any] = {"point": point.index}
             for column, path in self.spec.table.items():
+                if path in point.params:
+                    row[column] = self.spec.value_name(path, point.params[path])
+                    continue
                 values = pd.to_numeric(runs[path], errors="coerce") if len(runs) else runs[path]
                 row[column] = float(values.mean()) if len(values) else math.nan
             row["n"] = len(runs)

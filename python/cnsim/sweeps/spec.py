@@ -110,6 +110,13 @@ class PlotSpec:
     name: StrictStr | None = Field(default=None, description="File stem of the figure.")
     xlabel: StrictStr | None = None
     ylabel: StrictStr | None = None
+    where: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Swept parameter -> value (or its [sweep.names] name): only these points.",
+    )
+    panel: StrictStr | None = Field(
+        default=None, description="A swept parameter: one panel per value of it."
+    )
 
     def __post_init__(self) -> None:
         if self.error is None:  # frozen: set once, while the object is being made
@@ -117,7 +124,7 @@ class PlotSpec:
 
     def to_table(self) -> dict[str, Any]:
         """As written in a sweep file."""
-        return {k: v for k, v in vars(self).items() if v is not None}
+        return {k: v for k, v in vars(self).items() if v is not None and v != {}}
 
 
 @one_line_errors("sweep.transient")
@@ -216,7 +223,17 @@ class SweepSpec:
     transient: TransientStudy | None = None
     table: dict[str, StrictStr] = Field(
         default_factory=dict,
-        description="DIR/table.csv: column name -> metric path (per-point mean over replications).",
+        description=(
+            "DIR/table.csv: column name -> metric path (per-point mean over replications) or "
+            "a swept parameter (the point's value, or its [sweep.names] name)."
+        ),
+    )
+    names: dict[str, list[StrictStr]] = Field(
+        default_factory=dict,
+        description=(
+            "Swept parameter -> a name for each of its values, in order (table.csv, legends, "
+            "plot filters)."
+        ),
     )
 
     @model_validator(mode="after")
@@ -229,6 +246,7 @@ class SweepSpec:
         shared = (set(self.grid) & set(self.zip)) | (set(self.parameters) & set(self.set))
         if shared:
             raise SweepError(f"parameter {sorted(shared)[0]!r} is given twice (grid, zip or set)")
+        _names(self)
         for index, plot in enumerate(self.plots):
             _check_plot(self, index, plot)
         for path in self.table.values():
@@ -265,9 +283,23 @@ class SweepSpec:
         return len(self.points()) * self.replications
 
     def collected(self) -> tuple[str, ...]:
-        """Metric paths to collect: the listed ones plus every plot's y, in order, once."""
-        paths = [*self.metrics, *(p.y for p in self.plots), *self.table.values()]
+        """Metric paths to collect: the listed ones plus every plot's y and the table's metric
+        columns, in order, once."""
+        table = [p for p in self.table.values() if p not in self.parameters]
+        paths = [*self.metrics, *(p.y for p in self.plots), *table]
         return tuple(dict.fromkeys(paths))
+
+    def value_name(self, parameter: str, value: Any) -> Any:
+        """The [sweep.names] name of one of a swept parameter's values (the value without)."""
+        names = self.names.get(parameter)
+        if names is None:
+            return value
+        values = self.grid.get(parameter) or self.zip[parameter]
+        text = json.dumps(value, sort_keys=True, default=str)
+        for candidate, name in zip(values, names, strict=True):
+            if json.dumps(candidate, sort_keys=True, default=str) == text:
+                return name
+        return value
 
     def to_toml(self, base_file: str = "base.toml", header: str = "") -> str:
         """The resolved sweep file, with the base scenario referred to as `base_file`.
@@ -291,6 +323,8 @@ class SweepSpec:
             table["transient"] = self.transient.to_table()
         if self.table:
             table["table"] = dict(self.table)
+        if self.names:
+            table["names"] = dict(self.names)
         comments = "".join(f"# {line}\n" for line in header.splitlines())
         return comments + tomli_w.dumps({"sweep": table})
 
@@ -489,10 +523,35 @@ def _overrides(where: str, table: Mapping[str, Any]) -> None:
 
 
 def _check_plot(spec: SweepSpec, index: int, plot: PlotSpec) -> None:
+    known = ", ".join(spec.parameters) or "none"
     if plot.x not in spec.parameters:
-        known = ", ".join(spec.parameters) or "none"
         raise SweepError(f"sweep.plots[{index}].x: {plot.x!r} is not swept (swept: {known})")
     parse_path(plot.y)
+    for path in [*plot.where, *([plot.panel] if plot.panel else [])]:
+        if path not in spec.parameters:
+            key = "panel" if path == plot.panel else f'where."{path}"'
+            raise SweepError(f"sweep.plots[{index}].{key}: {path!r} is not swept (swept: {known})")
+    for path, wanted in plot.where.items():
+        values = spec.grid.get(path) or spec.zip[path]
+        if not any(spec.value_name(path, v) == wanted or v == wanted for v in values):
+            raise SweepError(
+                f'sweep.plots[{index}].where."{path}": {wanted!r} is none of its values'
+            )
+
+
+def _names(spec: SweepSpec) -> None:
+    """[sweep.names]: a swept parameter's values, one name each, no name twice."""
+    for path, names in spec.names.items():
+        values = spec.grid.get(path) or spec.zip.get(path)
+        if values is None:
+            known = ", ".join(spec.parameters) or "none"
+            raise SweepError(f'sweep.names."{path}": not a swept parameter (swept: {known})')
+        if len(names) != len(values):
+            raise SweepError(
+                f'sweep.names."{path}": expected {len(values)} names, one per value '
+                f"(got {len(names)})"
+            )
+        _no_duplicates(f'sweep.names."{path}"', list(names))
 
 
 def _transient_points(study: TransientStudy, n_points: int) -> None:

@@ -95,6 +95,9 @@ pub struct BcnParams {
     pub gd: Option<f64>,
     /// Factor on the Gi formula (not on an explicit `gi`).
     pub gi_scale: f64,
+    /// How the Gi formula uses (1+2W)*Qeq: divides by it (seed 001, the default) or multiplies
+    /// by it (as seed 003 prints Gi0); see [`GiFormula`].
+    pub gi_formula: GiFormula,
     pub rmin_bps: f64,
     /// ECM self-increase without feedback.
     pub drift: bool,
@@ -142,6 +145,24 @@ impl Default for BcnSampling {
     }
 }
 
+/// How the Gi formula combines the rate term with (1+2W)*Qeq.
+///
+/// Seed 001 (and the BCN baseline) divide: Gi = (line/10)/Ru / ((1+2W)*Qeq). Seed 003 prints
+/// ECM's Gi0 = (R_link/R_unit) * ((2W+1)*Qeq), a product, but its E2CM line for the same
+/// quantity divides, and the product is dimensionally a gain times Qeq^2: with seed 003's
+/// numbers (M = 150 KB, Qeq 586 pages) it gives Gi = 2.9e6 per page, so one page of positive
+/// feedback adds 2.9 Tb/s and any positive BCN restores line rate at once. `Divide` is taken
+/// to be meant; `Multiply` keeps the printed formula selectable (docs/seed003.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GiFormula {
+    /// Gi = (line/10)/Ru / ((1+2W)*Qeq) * gi_scale.
+    #[default]
+    Divide,
+    /// Gi = (line/10)/Ru * ((1+2W)*Qeq) * gi_scale (seed 003 as printed).
+    Multiply,
+}
+
 /// What an RP does on BCN(0,0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -172,6 +193,7 @@ impl Default for BcnParams {
             gi: None,
             gd: None,
             gi_scale: 1.0,
+            gi_formula: GiFormula::Divide,
             rmin_bps: 1e6,
             drift: false,
             drift_interval_s: 0.001,
@@ -243,9 +265,14 @@ impl BcnParams {
         self.qeq_bytes / self.fb_unit_bytes
     }
 
-    /// Increase gain: explicit `gi`, or (line/10)/Ru / ((1+2W)*Qeq) * gi_scale.
+    /// Increase gain: explicit `gi`, or (line/10)/Ru / ((1+2W)*Qeq) * gi_scale (times
+    /// (1+2W)*Qeq instead with `gi_formula = "multiply"`).
     pub fn gi_for(&self, line_rate_bps: f64) -> f64 {
-        let formula = || (line_rate_bps / 10.0) / self.ru_bps / self.fb_max_units() * self.gi_scale;
+        let rate_term = (line_rate_bps / 10.0) / self.ru_bps;
+        let formula = || match self.gi_formula {
+            GiFormula::Divide => rate_term / self.fb_max_units() * self.gi_scale,
+            GiFormula::Multiply => rate_term * self.fb_max_units() * self.gi_scale,
+        };
         self.gi.unwrap_or_else(formula)
     }
 
@@ -343,19 +370,73 @@ pub struct BcnCounts {
     pub zero_zero: u64,
 }
 
+/// The feedback rule of a sample (protocols.md section 3): Fb = -(Qoff + W*Qdelta) / fb_unit
+/// with the clamps, replaced by -Fbmax at the BCN-MAX threshold and by BCN(0,0) at Qsc. ECM's CP
+/// applies it to the whole queue; E2CM's fine loop (`cc/e2cm.rs`) to one flow's bytes, with
+/// its own Qeq and thresholds.
+#[derive(Clone, Debug)]
+pub struct FeedbackRule {
+    pub qeq_bytes: f64,
+    pub w: f64,
+    pub fb_unit_bytes: f64,
+    pub qoff_bounds_bytes: [f64; 2],
+    pub qdelta_bounds_bytes: [f64; 2],
+    /// Qeq*(1+2W) in fb units: the magnitude BCN-MAX and BCN(0,0) carry.
+    pub fb_max_units: f64,
+    /// `f64::INFINITY` when the feature is off, so `q >= threshold` never holds.
+    pub max_threshold_bytes: f64,
+    pub bcn00_threshold_bytes: f64,
+}
+
+impl FeedbackRule {
+    /// The rule of `params` (its Qeq, W, clamps in multiples of Qeq, thresholds).
+    pub fn of(params: &BcnParams) -> FeedbackRule {
+        let qeq = params.qeq_bytes;
+        FeedbackRule {
+            qeq_bytes: qeq,
+            w: params.w,
+            fb_unit_bytes: params.fb_unit_bytes,
+            qoff_bounds_bytes: params.qoff_range.map(|m| m * qeq),
+            qdelta_bounds_bytes: params.qdelta_range.map(|m| m * qeq),
+            fb_max_units: params.fb_max_units(),
+            max_threshold_bytes: params.bcn_max_threshold_bytes.unwrap_or(f64::INFINITY),
+            bcn00_threshold_bytes: match params.qsc_bytes {
+                Some(qsc) if params.bcn00 => qsc,
+                _ => f64::INFINITY,
+            },
+        }
+    }
+
+    /// The feedback of a sample at queue length `q_bytes` when the previous sample saw
+    /// `q_old_bytes`. Precedence: BCN(0,0), then BCN-MAX, then the computed value.
+    pub fn feedback(&self, q_bytes: f64, q_old_bytes: f64) -> BcnFeedback {
+        let [off_lo, off_hi] = self.qoff_bounds_bytes;
+        let [delta_lo, delta_hi] = self.qdelta_bounds_bytes;
+        let qoff_bytes = (q_bytes - self.qeq_bytes).clamp(off_lo, off_hi);
+        let qdelta_bytes = (q_bytes - q_old_bytes).clamp(delta_lo, delta_hi);
+        let kind = if q_bytes >= self.bcn00_threshold_bytes {
+            BcnKind::ZeroZero
+        } else if q_bytes >= self.max_threshold_bytes {
+            BcnKind::Max
+        } else {
+            let fb = -(qoff_bytes + self.w * qdelta_bytes) / self.fb_unit_bytes;
+            return BcnFeedback {
+                fb,
+                kind: BcnKind::Normal,
+            };
+        };
+        BcnFeedback {
+            fb: -self.fb_max_units,
+            kind,
+        }
+    }
+}
+
 /// Congestion point: one per switch egress queue; `cpid` identifies it.
 #[derive(Clone, Debug)]
 pub struct BcnCp {
     cpid: u32,
-    qeq_bytes: f64,
-    w: f64,
-    fb_unit_bytes: f64,
-    qoff_bounds_bytes: [f64; 2],
-    qdelta_bounds_bytes: [f64; 2],
-    fb_max_units: f64,
-    /// `f64::INFINITY` when the feature is off, so `q >= threshold` never holds.
-    max_threshold_bytes: f64,
-    bcn00_threshold_bytes: f64,
+    rule: FeedbackRule,
     oversample_threshold_bytes: f64,
     oversample_p: f64,
     sampling: BcnSampling,
@@ -369,18 +450,10 @@ pub struct BcnCp {
 impl BcnCp {
     pub fn new(params: &BcnParams, cpid: u32, rng: &mut SimRng) -> BcnCp {
         debug_assert_ne!(cpid, NO_TAG, "NO_TAG is not a valid CPID");
-        let qeq = params.qeq_bytes;
         let qsc = params.qsc_bytes.unwrap_or(f64::INFINITY);
         let mut cp = BcnCp {
             cpid,
-            qeq_bytes: qeq,
-            w: params.w,
-            fb_unit_bytes: params.fb_unit_bytes,
-            qoff_bounds_bytes: params.qoff_range.map(|m| m * qeq),
-            qdelta_bounds_bytes: params.qdelta_range.map(|m| m * qeq),
-            fb_max_units: params.fb_max_units(),
-            max_threshold_bytes: params.bcn_max_threshold_bytes.unwrap_or(f64::INFINITY),
-            bcn00_threshold_bytes: if params.bcn00 { qsc } else { f64::INFINITY },
+            rule: FeedbackRule::of(params),
             oversample_threshold_bytes: params
                 .oversample_probability
                 .map_or(f64::INFINITY, |_| qsc),
@@ -451,26 +524,9 @@ impl BcnCp {
 
     /// The feedback of a sample at queue length `q_bytes`; updates q_old.
     fn feedback_at(&mut self, q_bytes: f64) -> BcnFeedback {
-        let [off_lo, off_hi] = self.qoff_bounds_bytes;
-        let [delta_lo, delta_hi] = self.qdelta_bounds_bytes;
-        let qoff_bytes = (q_bytes - self.qeq_bytes).clamp(off_lo, off_hi);
-        let qdelta_bytes = (q_bytes - self.q_old_bytes).clamp(delta_lo, delta_hi);
+        let feedback = self.rule.feedback(q_bytes, self.q_old_bytes);
         self.q_old_bytes = q_bytes;
-        let kind = if q_bytes >= self.bcn00_threshold_bytes {
-            BcnKind::ZeroZero
-        } else if q_bytes >= self.max_threshold_bytes {
-            BcnKind::Max
-        } else {
-            let fb = -(qoff_bytes + self.w * qdelta_bytes) / self.fb_unit_bytes;
-            return BcnFeedback {
-                fb,
-                kind: BcnKind::Normal,
-            };
-        };
-        BcnFeedback {
-            fb: -self.fb_max_units,
-            kind,
-        }
+        feedback
     }
 
     fn count(&mut self, feedback: BcnFeedback) {

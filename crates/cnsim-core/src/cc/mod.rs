@@ -25,6 +25,7 @@
 
 pub mod bcn;
 pub mod dcqcn;
+pub mod e2cm;
 pub mod path_probe;
 pub mod qcn;
 
@@ -34,6 +35,7 @@ use crate::stats::ControlKind;
 use crate::time::SimTime;
 use bcn::{BcnCp, BcnMsg, BcnParams, BcnRp};
 use dcqcn::{Cnp, DcqcnCp, DcqcnNp, DcqcnParams, DcqcnRp, MarkOn};
+use e2cm::{E2cmConfig, E2cmCp, E2cmNp, E2cmProbe, E2cmRp};
 use path_probe::{PathProbeCp, PathProbeNp, PathProbeParams, PathProbeRp, Probe};
 use qcn::{Cnm, QcnCp, QcnParams, QcnRp};
 
@@ -46,6 +48,8 @@ pub enum Scheme {
     Bcn(BcnParams),
     PathProbe(PathProbeParams),
     Dcqcn(DcqcnParams),
+    /// E2CM: ECM's coarse loop plus the per-flow probing fine loop.
+    E2cm(E2cmConfig),
 }
 
 /// A scheme's message, carried by a control frame (`Payload::Cc`).
@@ -56,6 +60,8 @@ pub enum CcMsg {
     PathProbe(Probe),
     /// DCQCN's congestion notification packet, from the NP to the RP.
     Cnp(Cnp),
+    /// E2CM's fine-loop probe, forward (riding the data queue) or returned.
+    E2cmProbe(E2cmProbe),
 }
 
 impl CcMsg {
@@ -66,6 +72,7 @@ impl CcMsg {
             CcMsg::Bcn(m) => m.control_kind(),
             CcMsg::PathProbe(_) => ControlKind::PathProbe,
             CcMsg::Cnp(_) => ControlKind::Cnp,
+            CcMsg::E2cmProbe(_) => ControlKind::E2cmProbe,
         }
     }
 
@@ -74,6 +81,7 @@ impl CcMsg {
         match self {
             CcMsg::Cnm(_) | CcMsg::Bcn(_) | CcMsg::Cnp(_) => false,
             CcMsg::PathProbe(p) => p.rides_data_queue(),
+            CcMsg::E2cmProbe(p) => p.rides_data_queue(),
         }
     }
 
@@ -82,6 +90,7 @@ impl CcMsg {
         match self {
             CcMsg::Cnm(_) | CcMsg::Bcn(_) | CcMsg::Cnp(_) => true,
             CcMsg::PathProbe(p) => p.returned,
+            CcMsg::E2cmProbe(p) => p.returned,
         }
     }
 
@@ -92,6 +101,8 @@ impl CcMsg {
             (CcMsg::Bcn(_), Scheme::Bcn(p)) => p.bcn_bytes,
             (CcMsg::PathProbe(_), Scheme::PathProbe(p)) => p.probe_bytes,
             (CcMsg::Cnp(_), Scheme::Dcqcn(p)) => p.cnp_bytes,
+            (CcMsg::Bcn(_), Scheme::E2cm(c)) => c.coarse.bcn_bytes,
+            (CcMsg::E2cmProbe(_), Scheme::E2cm(c)) => c.fine.probe_bytes,
             _ => 64,
         }
     }
@@ -110,6 +121,7 @@ pub enum CpState {
     Bcn(BcnCp),
     PathProbe(PathProbeCp),
     Dcqcn(DcqcnCp),
+    E2cm(E2cmCp),
 }
 
 impl CongestionPoint {
@@ -120,6 +132,7 @@ impl CongestionPoint {
             Scheme::Bcn(p) => CpState::Bcn(BcnCp::new(p, cpid, &mut rng)),
             Scheme::PathProbe(_) => CpState::PathProbe(PathProbeCp),
             Scheme::Dcqcn(p) => CpState::Dcqcn(DcqcnCp::new(p)),
+            Scheme::E2cm(c) => CpState::E2cm(E2cmCp::new(c, cpid, &mut rng)),
         };
         Some(CongestionPoint {
             cpid,
@@ -148,6 +161,16 @@ impl CongestionPoint {
                 frame.ecn_ce |= cp.should_mark(MarkOn::Enqueue, queue_bytes, &mut self.rng);
                 None
             }
+            (CpState::E2cm(cp), Payload::Data) => {
+                cp.on_data_enqueue(frame.src, frame.flow, frame.bytes);
+                cp.coarse
+                    .on_data_enqueue(queue_bytes, frame.bytes, frame.rl_tag, &mut self.rng)
+                    .map(|feedback| CcMsg::Bcn(BcnMsg { feedback, cpid }))
+            }
+            (CpState::E2cm(cp), Payload::Cc(CcMsg::E2cmProbe(probe))) => {
+                cp.on_probe(probe, frame.src, frame.flow, queue_bytes);
+                None
+            }
             _ => None,
         };
         self.messages += msg.is_some() as u64;
@@ -157,8 +180,14 @@ impl CongestionPoint {
     /// Hook: `frame` left the queue (`queue_bytes` no longer includes it): DCQCN marking at
     /// dequeue.
     pub fn on_dequeue(&mut self, frame: &mut Frame, queue_bytes: u64) -> Option<CcMsg> {
-        if let (CpState::Dcqcn(cp), Payload::Data) = (&mut self.state, &frame.payload) {
-            frame.ecn_ce |= cp.should_mark(MarkOn::Dequeue, queue_bytes, &mut self.rng);
+        match (&mut self.state, &frame.payload) {
+            (CpState::Dcqcn(cp), Payload::Data) => {
+                frame.ecn_ce |= cp.should_mark(MarkOn::Dequeue, queue_bytes, &mut self.rng);
+            }
+            (CpState::E2cm(cp), Payload::Data) => {
+                cp.on_data_dequeue(frame.src, frame.flow, frame.bytes);
+            }
+            _ => {}
         }
         None
     }
@@ -176,6 +205,7 @@ impl CongestionPoint {
         match &self.state {
             CpState::Qcn(cp) => cp.last_fb(),
             CpState::Bcn(cp) => cp.last_fb(),
+            CpState::E2cm(cp) => cp.coarse.last_fb(),
             CpState::PathProbe(_) | CpState::Dcqcn(_) => 0.0,
         }
     }
@@ -187,6 +217,7 @@ pub enum Limiter {
     Bcn(BcnRp),
     PathProbe(PathProbeRp),
     Dcqcn(DcqcnRp),
+    E2cm(E2cmRp),
 }
 
 impl Limiter {
@@ -209,6 +240,9 @@ impl Limiter {
             (Scheme::Dcqcn(p), CcMsg::Cnp(_)) => {
                 Some(Limiter::Dcqcn(DcqcnRp::new(line_rate_bps, p, now)))
             }
+            (Scheme::E2cm(c), CcMsg::Bcn(m)) if m.feedback.is_negative() => {
+                Some(Limiter::E2cm(E2cmRp::new(line_rate_bps, c, m.cpid, now)))
+            }
             _ => None,
         }
     }
@@ -229,6 +263,8 @@ impl Limiter {
             (Limiter::Bcn(rp), CcMsg::Bcn(m)) => rp.on_bcn(&m.feedback, m.cpid, now, rng),
             (Limiter::PathProbe(rp), CcMsg::PathProbe(p)) => rp.on_returned(p),
             (Limiter::Dcqcn(rp), CcMsg::Cnp(_)) => rp.on_cnp(now),
+            (Limiter::E2cm(rp), CcMsg::Bcn(m)) => rp.on_bcn(&m.feedback, m.cpid, now, rng),
+            (Limiter::E2cm(rp), CcMsg::E2cmProbe(p)) => rp.on_probe(p, now, rng),
             _ => {}
         }
     }
@@ -239,6 +275,7 @@ impl Limiter {
             Limiter::Bcn(rp) => rp.rate_bps(),
             Limiter::PathProbe(rp) => rp.rate_bps(),
             Limiter::Dcqcn(rp) => rp.rate_bps(),
+            Limiter::E2cm(rp) => rp.rate_bps(),
         }
     }
 
@@ -256,6 +293,8 @@ impl Limiter {
             Limiter::PathProbe(rp) => rp.path_queue_bytes(),
             // DCQCN's alpha: the RP's estimate of the fraction of marked frames.
             Limiter::Dcqcn(rp) => Some(rp.alpha()),
+            // E2CM: the fine loop's last probe feedback (fb units).
+            Limiter::E2cm(rp) => rp.last_probe_fb(),
             _ => None,
         }
     }
@@ -264,6 +303,7 @@ impl Limiter {
     pub fn stopped_until(&self) -> SimTime {
         match self {
             Limiter::Bcn(rp) => rp.stopped_until(),
+            Limiter::E2cm(rp) => rp.stopped_until(),
             _ => SimTime::ZERO,
         }
     }
@@ -282,6 +322,7 @@ impl Limiter {
     pub fn stamp(&self, frame: &mut Frame) {
         frame.rl_tag = match self {
             Limiter::Bcn(rp) => rp.cpid(),
+            Limiter::E2cm(rp) => rp.tag(),
             _ => NO_TAG,
         };
     }
@@ -305,6 +346,7 @@ impl Limiter {
                 rp.on_transmit(frame_bytes);
                 None
             }
+            Limiter::E2cm(rp) => rp.on_transmit(frame_bytes).map(CcMsg::E2cmProbe),
         }
     }
 
@@ -315,6 +357,7 @@ impl Limiter {
             Limiter::Bcn(rp) => rp.drift_deadline().map(|t| (t, rp.drift_generation())),
             Limiter::PathProbe(_) => None,
             Limiter::Dcqcn(rp) => Some(rp.timer()),
+            Limiter::E2cm(rp) => rp.timer(),
         }
     }
 
@@ -324,6 +367,7 @@ impl Limiter {
             Limiter::Bcn(rp) => rp.on_drift(generation, now),
             Limiter::PathProbe(_) => {}
             Limiter::Dcqcn(rp) => rp.on_timer(generation, now),
+            Limiter::E2cm(rp) => rp.on_timer(generation, now),
         }
     }
 
@@ -341,6 +385,7 @@ impl Limiter {
             Limiter::Bcn(rp) => rp.is_released(),
             Limiter::PathProbe(_) => false,
             Limiter::Dcqcn(rp) => rp.is_released(),
+            Limiter::E2cm(rp) => rp.is_released(),
         }
     }
 }
@@ -349,6 +394,7 @@ impl Limiter {
 pub enum NotificationPoint {
     PathProbe(PathProbeNp),
     Dcqcn(DcqcnNp),
+    E2cm(E2cmNp),
 }
 
 impl NotificationPoint {
@@ -356,6 +402,7 @@ impl NotificationPoint {
         match scheme {
             Scheme::PathProbe(_) => Some(NotificationPoint::PathProbe(PathProbeNp)),
             Scheme::Dcqcn(p) => Some(NotificationPoint::Dcqcn(DcqcnNp::new(p))),
+            Scheme::E2cm(_) => Some(NotificationPoint::E2cm(E2cmNp)),
             _ => None,
         }
     }
@@ -370,6 +417,9 @@ impl NotificationPoint {
             (NotificationPoint::Dcqcn(np), Payload::Data) => np
                 .on_data(frame.src, frame.ecn_ce, now)
                 .then_some(CcMsg::Cnp(Cnp)),
+            (NotificationPoint::E2cm(np), Payload::Cc(CcMsg::E2cmProbe(p))) => {
+                Some(CcMsg::E2cmProbe(np.on_probe(p)))
+            }
             _ => None,
         }
     }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cc::bcn::BcnParams;
 use crate::cc::dcqcn::{DcqcnParams, ParameterSet};
+use crate::cc::e2cm::E2cmParams;
 use crate::cc::path_probe::PathProbeParams;
 use crate::cc::qcn::QcnParams;
 use crate::error::ConfigError;
@@ -193,6 +194,10 @@ pub enum PauseTrigger {
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchPause {
+    /// false: the switch sends no PAUSE (the table stays, so a sweep can switch it off and on
+    /// with one parameter, seed 003's "PAUSE on/off").
+    #[serde(default = "yes")]
+    pub enabled: bool,
     pub trigger: PauseTrigger,
     pub xoff_bytes: f64,
     pub xon_bytes: f64,
@@ -314,6 +319,11 @@ pub struct TrafficSpec {
     /// the switch output queue they use, and the class PFC pauses.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub priority: u8,
+    /// Seed of the entry's random arrivals, sizes and destinations (bernoulli, flows); None =
+    /// the scenario's seed. Given, every run replays the same workload whatever the run's
+    /// seed or scheme (seed 003: one trace for every variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 fn is_zero(v: &u8) -> bool {
@@ -337,6 +347,9 @@ pub enum Scheme {
     PathProbe,
     /// DCQCN (SIGCOMM 2015): ECN marking at switches, CNPs from receivers, per-pair RPs.
     Dcqcn,
+    /// E2CM (seed 003): ECM's loop (`[congestion.bcn]` over ECM's defaults) plus per-flow
+    /// probes (`[congestion.e2cm]`).
+    E2cm,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -352,6 +365,9 @@ pub struct CongestionSpec {
     pub path_probe: Option<PathProbeParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dcqcn: Option<DcqcnParams>,
+    /// E2CM's fine loop (its coarse loop is `bcn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2cm: Option<E2cmParams>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -590,18 +606,25 @@ impl Scenario {
             Scheme::Dcqcn if self.congestion.dcqcn.is_none() => {
                 self.congestion.dcqcn = Some(DcqcnParams::default())
             }
+            Scheme::E2cm => {
+                self.congestion.bcn.get_or_insert_with(BcnParams::ecm);
+                self.congestion.e2cm.get_or_insert_with(E2cmParams::default);
+            }
             _ => {}
         }
     }
 }
 
-/// `scheme = "ecm"`: the user's `[congestion.bcn]` keys are laid over ECM's defaults, so a
-/// partial table keeps ECM's values (not plain BCN's) for what it leaves out.
+/// `scheme = "ecm"` or `"e2cm"`: the user's `[congestion.bcn]` keys are laid over ECM's
+/// defaults, so a partial table keeps ECM's values (not plain BCN's) for what it leaves out.
 fn apply_ecm_defaults(root: &mut toml::Table) {
     let Some(toml::Value::Table(cong)) = root.get_mut("congestion") else {
         return;
     };
-    if cong.get("scheme").and_then(|v| v.as_str()) != Some("ecm") {
+    if !matches!(
+        cong.get("scheme").and_then(|v| v.as_str()),
+        Some("ecm" | "e2cm")
+    ) {
         return;
     }
     let toml::Value::Table(mut merged) =

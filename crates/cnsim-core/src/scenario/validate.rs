@@ -172,6 +172,9 @@ impl Scenario {
 
     fn validate_traffic(&self, t: &TrafficSpec, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
+        if t.seed.is_some() && matches!(t.kind, TrafficKind::FlowTrace | TrafficKind::Saturate) {
+            return Err(c.fail("seed", "does not apply to kind (nothing random to seed)"));
+        }
         self.validate_flow_fields(t, path)?;
         if t.kind == TrafficKind::FlowTrace {
             return Ok(());
@@ -516,6 +519,10 @@ impl Scenario {
         }
         if let Some(p) = &self.congestion.dcqcn {
             p.validate("congestion.dcqcn")?;
+        }
+        if let Some(p) = &self.congestion.e2cm {
+            let coarse = self.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm);
+            p.validate("congestion.e2cm", &coarse)?;
         }
         Ok(())
     }

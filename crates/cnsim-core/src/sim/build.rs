@@ -4,6 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::cc::bcn::BcnParams;
+use crate::cc::e2cm::E2cmConfig;
 use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
 use crate::engine::PortIdx;
 use crate::error::ConfigError;
@@ -63,6 +64,10 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             Scheme::PathProbe(sc.congestion.path_probe.clone().unwrap_or_default())
         }
         scenario::Scheme::Dcqcn => Scheme::Dcqcn(sc.congestion.dcqcn.clone().unwrap_or_default()),
+        scenario::Scheme::E2cm => Scheme::E2cm(E2cmConfig {
+            coarse: sc.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm),
+            fine: sc.congestion.e2cm.clone().unwrap_or_default(),
+        }),
     };
     let mut ports: Vec<Vec<Port>> = (0..n_hosts + sc.switches.len())
         .map(|_| Vec::new())
@@ -112,7 +117,7 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             output_bytes: bytes(s.output_buffer_bytes),
             input_bytes: bytes(s.input_buffer_bytes),
         };
-        let mut sw = Switch::new(s.name.clone(), limits, s.pause);
+        let mut sw = Switch::new(s.name.clone(), limits, s.pause.filter(|p| p.enabled));
         sw.ports = port_iter.next().expect("one port list per node");
         sw.finish_ports();
         if let Some(pfc) = &sc.pfc {
@@ -304,7 +309,11 @@ fn build_sources(
                 ),
             };
             let dst = check_destinations(sc, ti, t, nodes, host_name, host, dst)?;
-            let rng = stream(sc.seed, StreamKind::Traffic, sources.len() as u64);
+            let rng = stream(
+                t.seed.unwrap_or(sc.seed),
+                StreamKind::Traffic,
+                sources.len() as u64,
+            );
             let line_rate = nodes[host as usize].ports()[0].line_rate_bps;
             let start = SimTime::from_secs_f64(t.start_s);
             let stop = t.stop_s.map_or(SimTime::MAX, SimTime::from_secs_f64);

@@ -44,9 +44,10 @@ pub enum ControlKind {
     Cnp = 8,
     PfcXoff = 9,
     PfcXon = 10,
+    E2cmProbe = 11,
 }
 
-pub const CONTROL_KINDS: [(ControlKind, &str); 11] = [
+pub const CONTROL_KINDS: [(ControlKind, &str); 12] = [
     (ControlKind::Xoff, "pause_xoff"),
     (ControlKind::Xon, "pause_xon"),
     (ControlKind::Cnm, "qcn_cnm"),
@@ -58,6 +59,7 @@ pub const CONTROL_KINDS: [(ControlKind, &str); 11] = [
     (ControlKind::Cnp, "dcqcn_cnp"),
     (ControlKind::PfcXoff, "pfc_xoff"),
     (ControlKind::PfcXon, "pfc_xon"),
+    (ControlKind::E2cmProbe, "e2cm_probe"),
 ];
 
 /// Whole-network counters.
@@ -67,7 +69,7 @@ pub struct Counters {
     pub delivered: u64,
     pub delivered_bytes: u64,
     pub dropped: [u64; 6],
-    pub control_sent: [u64; 11],
+    pub control_sent: [u64; 12],
     /// Scheme messages riding the data queue that a full buffer turned away.
     pub control_dropped: u64,
     pub control_bytes: u64,

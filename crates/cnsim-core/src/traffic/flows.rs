@@ -272,7 +272,8 @@ fn generate(
     }
     let stop_s = t.stop_s.unwrap_or(end_s).min(end_s);
     for (k, &src) in senders.iter().enumerate() {
-        let mut rng = stream(sc.seed, StreamKind::Flows, ((ti as u64) << 32) | k as u64);
+        let seed = t.seed.unwrap_or(sc.seed);
+        let mut rng = stream(seed, StreamKind::Flows, ((ti as u64) << 32) | k as u64);
         let line = line_rate_bps[src as usize];
         let rate_per_s = t.load.expect("validated") * line / (8.0 * dist.mean_bytes());
         w.capacity_bits += line * (stop_s - t.start_s).max(0.0);
@@ -314,7 +315,8 @@ fn destinations(
     let n_hosts = sc.hosts.len() as u32;
     match t.dst.as_ref().expect("validated") {
         DstSpec::One(d) if d == PERMUTATION => {
-            let mut rng = stream(sc.seed, StreamKind::Flows, (1 << 63) | ti as u64);
+            let seed = t.seed.unwrap_or(sc.seed);
+            let mut rng = stream(seed, StreamKind::Flows, (1 << 63) | ti as u64);
             derangement(senders, &mut rng)
                 .into_iter()
                 .map(Destinations::Fixed)

@@ -1,0 +1,713 @@
+//! E2CM: Enhanced Ethernet Congestion Management (IBM Zurich, 2007), a reconstruction
+//! (protocols.md section 4; seed 003). Two loops per source-destination pair:
+//! - the **coarse loop** is ECM exactly (`cc/bcn.rs`: the CP samples 2% of the data frames of
+//!   a switch egress queue and sends BCN messages; the source's [`BcnRp`] applies them, with
+//!   drift), parameters `[congestion.bcn]` (ECM's defaults);
+//! - the **fine loop** (parameters [`E2cmParams`], `[congestion.e2cm]`): a source whose
+//!   destination is rate limited sends a 64 B probe riding the data queue about every
+//!   `probe_interval_bytes` of data to that destination; each switch egress CP stamps it with
+//!   the flow's feedback, computed by ECM's rule ([`FeedbackRule`]) on what it measures for
+//!   the flow (`probe_measures`: the flow's own bytes in the queue, or the whole queue) with the
+//!   flow's Qeq, W, its own q_old and thresholds (BCN-MAX at M/5, BCN(0,0) at 4M/5 in seed
+//!   003); stamps combine along the path (`stamp_combine`); the destination returns the probe
+//!   at control priority; the source applies it to a second limiter with the per-flow gains
+//!   Gd_flow = 0.5/((2W+1)Qeq_flow), Gi_flow = `gi_factor`*(R_link/R_unit)/((2W+1)Qeq_flow).
+//!
+//! A frame leaves when both limiters allow it: the pair is paced at min(coarse, fine) rate
+//! (two pacers that each let a frame go size/rate after the last is the same as one at the
+//! smaller rate). Reconstruction choices (docs/seed003.md):
+//! - the pair becomes rate limited, and starts probing, when the coarse loop installs its
+//!   limiter (the first negative BCN), as in ECM; the fine limiter starts at line rate;
+//! - the fine limiter is ECM's reaction point ([`BcnRp`]) with the per-flow gains, no drift,
+//!   and BCN(0,0) dropping it to Rmin; every returned probe applies to it (there is no tag);
+//! - the coarse limiter at line rate stops limiting (it no longer tags frames and its drift
+//!   timer stops) but stays ready for the next negative BCN, which acts as a fresh install;
+//! - the pair is released (probing stops, both limiters go) when both are at line rate and the
+//!   last returned probe showed no congestion (feedback >= 0, or no probe yet);
+//! - "the flow's own bytes" are its data bytes in the egress queue when the probe is enqueued
+//!   (not the probe itself); "the whole queue" includes the probe, as every CP counts it;
+//! - a probe no switch stamped (CP detection off) changes nothing at the source.
+
+use rustc_hash::FxHashMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::bcn::{Bcn00Reaction, BcnCp, BcnFeedback, BcnKind, BcnParams, BcnRp, FeedbackRule};
+use crate::error::{Check, ConfigError};
+use crate::net::frame::{HostId, NO_TAG};
+use crate::rng::SimRng;
+use crate::time::SimTime;
+
+/// The tag of the fine limiter's feedback: returned probes all come from "the path".
+const FINE_LOOP_ID: u32 = 0;
+
+/// `[congestion.e2cm]`: the fine loop. The coarse loop is `[congestion.bcn]` (ECM).
+/// Defaults: seed 003 with M = 150 KB per port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct E2cmParams {
+    /// Per-flow equilibrium Qeq_flow (seed 003: M/20).
+    pub qeq_flow_bytes: f64,
+    /// Weight W of the flow's Qdelta.
+    pub w: f64,
+    /// Data bytes a rate-limited pair sends between two probes (seed 003: 2% of 1500 B frames,
+    /// one per 75 KB).
+    pub probe_interval_bytes: u64,
+    pub probe_bytes: u32,
+    /// Per-flow BCN-MAX threshold (seed 003: M/5); None = off.
+    pub bcn_max_threshold_bytes: Option<f64>,
+    /// Per-flow severe-congestion threshold for BCN(0,0) (seed 003: 4M/5).
+    pub qsc_bytes: Option<f64>,
+    /// Per-flow BCN(0,0); None = as the coarse loop (`congestion.bcn.bcn00`).
+    pub bcn00: Option<bool>,
+    /// Gi_flow = gi_factor * (R_link/Ru) / ((2W+1)*Qeq_flow) (seed 003: 0.005).
+    pub gi_factor: f64,
+    /// Explicit Gd_flow; None = 0.5/((2W+1)*Qeq_flow).
+    pub gd: Option<f64>,
+    /// Floor of the fine limiter (seed 003: Rmin = 1 Mb/s).
+    pub rmin_bps: f64,
+    pub stamp_combine: StampCombine,
+    pub probe_measures: ProbeMeasures,
+}
+
+/// How the stamps of the switches along a path combine in a probe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StampCombine {
+    /// The most severe feedback met (BCN(0,0), then BCN-MAX, then the most negative value).
+    #[default]
+    MostNegative,
+    /// The last switch's feedback.
+    Last,
+}
+
+/// What a switch measures for a probe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeMeasures {
+    /// The bytes of the probe's flow (its source and destination) in the egress queue.
+    #[default]
+    FlowBytes,
+    /// The whole egress queue.
+    QueueBytes,
+}
+
+impl Default for E2cmParams {
+    fn default() -> Self {
+        let m_bytes = 150_000.0;
+        E2cmParams {
+            qeq_flow_bytes: m_bytes / 20.0,
+            w: 2.0,
+            probe_interval_bytes: 75_000,
+            probe_bytes: 64,
+            bcn_max_threshold_bytes: Some(m_bytes / 5.0),
+            qsc_bytes: Some(4.0 * m_bytes / 5.0),
+            bcn00: None,
+            gi_factor: 0.005,
+            gd: None,
+            rmin_bps: 1e6,
+            stamp_combine: StampCombine::MostNegative,
+            probe_measures: ProbeMeasures::FlowBytes,
+        }
+    }
+}
+
+impl E2cmParams {
+    pub fn validate(&self, path: &str, coarse: &BcnParams) -> Result<(), ConfigError> {
+        let c = Check { path };
+        c.bytes_positive("qeq_flow_bytes", self.qeq_flow_bytes)?;
+        c.non_negative("w", self.w)?;
+        c.in_closed(
+            "probe_interval_bytes",
+            self.probe_interval_bytes as f64,
+            64.0,
+            1e12,
+        )?;
+        c.in_closed("probe_bytes", self.probe_bytes as f64, 64.0, 9216.0)?;
+        if let Some(v) = self.bcn_max_threshold_bytes {
+            c.bytes_positive("bcn_max_threshold_bytes", v)?;
+        }
+        if let Some(v) = self.qsc_bytes {
+            c.bytes_positive("qsc_bytes", v)?;
+        }
+        if self.bcn00.unwrap_or(coarse.bcn00) && self.qsc_bytes.is_none() {
+            return Err(c.fail("qsc_bytes", "required when the fine loop's bcn00 is on"));
+        }
+        c.positive("gi_factor", self.gi_factor)?;
+        if let Some(gd) = self.gd {
+            c.positive("gd", gd)?;
+        }
+        c.rate("rmin_bps", self.rmin_bps)
+    }
+
+    /// The fine loop as ECM parameters: its Qeq, W, thresholds and BCN(0,0) with the coarse
+    /// loop's feedback unit, clamp ranges and Ru; no drift; BCN(0,0) drops to Rmin.
+    pub fn fine_loop(&self, coarse: &BcnParams) -> BcnParams {
+        BcnParams {
+            qeq_bytes: self.qeq_flow_bytes,
+            w: self.w,
+            bcn_max_threshold_bytes: self.bcn_max_threshold_bytes,
+            qsc_bytes: self.qsc_bytes,
+            bcn00: self.bcn00.unwrap_or(coarse.bcn00),
+            bcn00_reaction: Bcn00Reaction::Rmin,
+            oversample_probability: None,
+            gi: None,
+            gd: self.gd,
+            rmin_bps: self.rmin_bps,
+            drift: false,
+            ..coarse.clone()
+        }
+    }
+
+    /// Gi_flow = gi_factor * (R_link/Ru) / ((2W+1)*Qeq_flow), in fb units.
+    pub fn gi_flow(&self, coarse: &BcnParams, line_rate_bps: f64) -> f64 {
+        let fine = self.fine_loop(coarse);
+        self.gi_factor * (line_rate_bps / fine.ru_bps) / fine.fb_max_units()
+    }
+}
+
+/// The scheme as it runs: the coarse loop (ECM) and the fine loop.
+#[derive(Clone, Debug, PartialEq)]
+pub struct E2cmConfig {
+    pub coarse: BcnParams,
+    pub fine: E2cmParams,
+}
+
+impl E2cmConfig {
+    /// `e2cm` with the coarse loop's name (`e2cm(ecm+max+00)`), then the fine loop's choices
+    /// when they are not the defaults.
+    pub fn variant_name(&self) -> String {
+        let mut name = format!("e2cm({})", self.coarse.variant_name());
+        if self.fine.stamp_combine == StampCombine::Last {
+            name.push_str("+stamp_last");
+        }
+        if self.fine.probe_measures == ProbeMeasures::QueueBytes {
+            name.push_str("+probe_queue");
+        }
+        name
+    }
+}
+
+/// A probe: forward (riding the data queue, stamped by CPs) or returned (to the RP).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct E2cmProbe {
+    /// The combined stamp; None until a CP stamps it.
+    pub feedback: Option<BcnFeedback>,
+    pub returned: bool,
+}
+
+impl E2cmProbe {
+    pub fn rides_data_queue(&self) -> bool {
+        !self.returned
+    }
+}
+
+/// BCN(0,0) is the most severe, then BCN-MAX, then the most negative value.
+fn more_severe(a: &BcnFeedback, than: &BcnFeedback) -> bool {
+    let rank = |f: &BcnFeedback| match f.kind {
+        BcnKind::ZeroZero => 2,
+        BcnKind::Max => 1,
+        BcnKind::Normal => 0,
+    };
+    rank(a) > rank(than) || (rank(a) == rank(than) && a.fb < than.fb)
+}
+
+/// Key of a flow at a CP: its source and destination hosts.
+fn flow_key(src: HostId, dst: HostId) -> u64 {
+    (u64::from(src) << 32) | u64::from(dst)
+}
+
+/// Congestion point on one switch egress queue: ECM's CP plus the per-flow state.
+pub struct E2cmCp {
+    pub coarse: BcnCp,
+    rule: FeedbackRule,
+    measures: ProbeMeasures,
+    combine: StampCombine,
+    /// Data bytes each flow has in the queue (entries leave at 0).
+    flow_bytes: FxHashMap<u64, u64>,
+    /// Each flow's q at its previous probe.
+    q_old_bytes: FxHashMap<u64, f64>,
+    pub probes_stamped: u64,
+}
+
+impl E2cmCp {
+    pub fn new(config: &E2cmConfig, cpid: u32, rng: &mut SimRng) -> E2cmCp {
+        E2cmCp {
+            coarse: BcnCp::new(&config.coarse, cpid, rng),
+            rule: FeedbackRule::of(&config.fine.fine_loop(&config.coarse)),
+            measures: config.fine.probe_measures,
+            combine: config.fine.stamp_combine,
+            flow_bytes: FxHashMap::default(),
+            q_old_bytes: FxHashMap::default(),
+            probes_stamped: 0,
+        }
+    }
+
+    /// A data frame of flow (src, dst) entered the queue.
+    pub fn on_data_enqueue(&mut self, src: HostId, dst: HostId, bytes: u32) {
+        *self.flow_bytes.entry(flow_key(src, dst)).or_insert(0) += u64::from(bytes);
+    }
+
+    /// A data frame of flow (src, dst) left the queue.
+    pub fn on_data_dequeue(&mut self, src: HostId, dst: HostId, bytes: u32) {
+        let key = flow_key(src, dst);
+        if let Some(held) = self.flow_bytes.get_mut(&key) {
+            *held = held.saturating_sub(u64::from(bytes));
+            if *held == 0 {
+                self.flow_bytes.remove(&key);
+            }
+        }
+    }
+
+    /// Data bytes of flow (src, dst) in the queue.
+    pub fn flow_bytes(&self, src: HostId, dst: HostId) -> u64 {
+        self.flow_bytes
+            .get(&flow_key(src, dst))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// A forward probe of flow (src, dst) was enqueued (`queue_bytes` includes it): stamp it.
+    pub fn on_probe(&mut self, probe: &mut E2cmProbe, src: HostId, dst: HostId, queue_bytes: u64) {
+        if probe.returned {
+            return;
+        }
+        let q_bytes = match self.measures {
+            ProbeMeasures::FlowBytes => self.flow_bytes(src, dst),
+            ProbeMeasures::QueueBytes => queue_bytes,
+        } as f64;
+        let q_old = self.q_old_bytes.entry(flow_key(src, dst)).or_insert(0.0);
+        let stamp = self.rule.feedback(q_bytes, *q_old);
+        *q_old = q_bytes;
+        self.probes_stamped += 1;
+        probe.feedback = match (self.combine, probe.feedback) {
+            (StampCombine::MostNegative, Some(before)) if !more_severe(&stamp, &before) => {
+                Some(before)
+            }
+            _ => Some(stamp),
+        };
+    }
+}
+
+/// The destination's notification point: returns every probe to its source.
+pub struct E2cmNp;
+
+impl E2cmNp {
+    pub fn on_probe(&mut self, probe: &E2cmProbe) -> E2cmProbe {
+        E2cmProbe {
+            returned: true,
+            ..*probe
+        }
+    }
+}
+
+/// The reaction point of one destination: the coarse (ECM) and fine limiters and the probe
+/// clock.
+#[derive(Clone, Debug)]
+pub struct E2cmRp {
+    line_rate_bps: f64,
+    coarse: BcnRp,
+    fine: BcnRp,
+    /// The last returned probe carried negative feedback.
+    fine_congested: bool,
+    last_probe_fb: Option<f64>,
+    probe_interval_bytes: u64,
+    bytes_to_probe: u64,
+    pub probes_sent: u64,
+}
+
+impl E2cmRp {
+    /// Installed by the coarse loop's first negative BCN (from CP `cpid`), both limiters at
+    /// line rate; the caller then applies that BCN.
+    pub fn new(line_rate_bps: f64, config: &E2cmConfig, cpid: u32, now: SimTime) -> E2cmRp {
+        let fine_params = BcnParams {
+            gi: Some(config.fine.gi_flow(&config.coarse, line_rate_bps)),
+            ..config.fine.fine_loop(&config.coarse)
+        };
+        E2cmRp {
+            line_rate_bps,
+            coarse: BcnRp::new(line_rate_bps, &config.coarse, cpid, now),
+            fine: BcnRp::new(line_rate_bps, &fine_params, FINE_LOOP_ID, now),
+            fine_congested: false,
+            last_probe_fb: None,
+            probe_interval_bytes: config.fine.probe_interval_bytes,
+            bytes_to_probe: config.fine.probe_interval_bytes,
+            probes_sent: 0,
+        }
+    }
+
+    /// A BCN message of the coarse loop.
+    pub fn on_bcn(&mut self, fb: &BcnFeedback, cpid: u32, now: SimTime, rng: &mut SimRng) {
+        self.coarse.on_bcn(fb, cpid, now, rng);
+    }
+
+    /// A returned probe: its stamp applies to the fine limiter.
+    pub fn on_probe(&mut self, probe: &E2cmProbe, now: SimTime, rng: &mut SimRng) {
+        let Some(fb) = probe.feedback else {
+            return;
+        };
+        self.fine.on_bcn(&fb, FINE_LOOP_ID, now, rng);
+        self.fine_congested = fb.is_negative();
+        self.last_probe_fb = Some(fb.fb);
+    }
+
+    /// A data frame left: a probe follows every `probe_interval_bytes`.
+    pub fn on_transmit(&mut self, frame_bytes: u32) -> Option<E2cmProbe> {
+        match self.bytes_to_probe.checked_sub(u64::from(frame_bytes)) {
+            Some(left) if left > 0 => {
+                self.bytes_to_probe = left;
+                None
+            }
+            _ => {
+                self.bytes_to_probe = self.probe_interval_bytes;
+                self.probes_sent += 1;
+                Some(E2cmProbe {
+                    feedback: None,
+                    returned: false,
+                })
+            }
+        }
+    }
+
+    fn coarse_limits(&self) -> bool {
+        !self.coarse.is_released()
+    }
+
+    /// The pair's pace: a frame leaves only when both limiters allow it.
+    pub fn rate_bps(&self) -> f64 {
+        self.coarse.rate_bps().min(self.fine.rate_bps())
+    }
+
+    pub fn coarse_rate_bps(&self) -> f64 {
+        self.coarse.rate_bps()
+    }
+
+    pub fn fine_rate_bps(&self) -> f64 {
+        self.fine.rate_bps()
+    }
+
+    /// Feedback of the last returned probe, fb units.
+    pub fn last_probe_fb(&self) -> Option<f64> {
+        self.last_probe_fb
+    }
+
+    pub fn stopped_until(&self) -> SimTime {
+        self.coarse.stopped_until()
+    }
+
+    /// Frames carry the coarse limiter's CPID while it limits (ECM's positive feedback).
+    pub fn tag(&self) -> u32 {
+        if self.coarse_limits() {
+            self.coarse.cpid()
+        } else {
+            NO_TAG
+        }
+    }
+
+    /// The coarse limiter's drift timer, while it limits.
+    pub fn timer(&self) -> Option<(SimTime, u32)> {
+        if !self.coarse_limits() {
+            return None;
+        }
+        self.coarse
+            .drift_deadline()
+            .map(|t| (t, self.coarse.drift_generation()))
+    }
+
+    pub fn on_timer(&mut self, generation: u32, now: SimTime) {
+        self.coarse.on_drift(generation, now);
+    }
+
+    /// Both limiters at line rate and no congestion on the last probe: probing stops.
+    pub fn is_released(&self) -> bool {
+        self.coarse.is_released()
+            && self.fine.rate_bps() >= self.line_rate_bps
+            && !self.fine_congested
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, StreamKind};
+
+    const LINE_BPS: f64 = 10e9;
+    const CPID: u32 = 7;
+
+    fn rng() -> SimRng {
+        stream(42, StreamKind::CongestionPoint, 0)
+    }
+
+    /// Seed 003 at M = 150 KB: ECM (Qeq = M/4, BCN-MAX at M, BCN(0,0) at 4M) and the fine
+    /// loop's defaults (Qeq_flow = M/20 = 7500 B, BCN-MAX at M/5, BCN(0,0) at 4M/5).
+    fn seed003(bcn00: bool) -> E2cmConfig {
+        E2cmConfig {
+            coarse: BcnParams {
+                bcn00,
+                ..BcnParams::ecm()
+            },
+            fine: E2cmParams::default(),
+        }
+    }
+
+    fn probe() -> E2cmProbe {
+        E2cmProbe {
+            feedback: None,
+            returned: false,
+        }
+    }
+
+    fn normal(fb: f64) -> BcnFeedback {
+        BcnFeedback {
+            fb,
+            kind: BcnKind::Normal,
+        }
+    }
+
+    fn close(a: f64, b: f64, rel: f64) -> bool {
+        (a - b).abs() <= rel * b.abs()
+    }
+
+    #[test]
+    fn per_flow_gains_follow_the_seed_formulas() {
+        let c = seed003(false);
+        // Qeq_flow = 7500 B = 117.1875 pages; (2W+1)*Qeq_flow = 585.9375 pages.
+        let fine = c.fine.fine_loop(&c.coarse);
+        assert_eq!(fine.fb_max_units(), 585.9375);
+        // Gd_flow = 0.5/585.9375; Gi_flow = 0.005 * 1e4 / 585.9375.
+        assert_eq!(fine.gd_value(), 0.5 / 585.9375);
+        assert!(close(
+            c.fine.gi_flow(&c.coarse, LINE_BPS),
+            50.0 / 585.9375,
+            1e-15
+        ));
+        // The coarse loop: Qeq = M/4 = 37.5 KB = 585.9375 pages * 5 = 2929.6875 pages Fbmax;
+        // Gi = 0.1 * Gi0, Gi0 = (R_link/R_unit)/((2W+1)Qeq) (divide, the default).
+        assert!(close(c.coarse.gi_for(LINE_BPS), 1000.0 / 2929.6875, 1e-15));
+        let printed = BcnParams {
+            gi_formula: crate::cc::bcn::GiFormula::Multiply,
+            ..c.coarse.clone()
+        };
+        assert!(close(printed.gi_for(LINE_BPS), 1000.0 * 2929.6875, 1e-15));
+    }
+
+    #[test]
+    fn cp_stamps_the_flows_own_bytes_with_the_flow_rule() {
+        let c = seed003(true);
+        let mut r = rng();
+        let mut cp = E2cmCp::new(&c, CPID, &mut r);
+        for _ in 0..10 {
+            cp.on_data_enqueue(1, 0, 1500);
+        }
+        for _ in 0..20 {
+            cp.on_data_enqueue(2, 0, 1500);
+        }
+        cp.on_data_dequeue(1, 0, 1500);
+        assert_eq!(cp.flow_bytes(1, 0), 13_500);
+        // Flow 1->0 holds 13,500 B: Qoff = 13500 - 7500 = 6000 (clamp +-7500), Qdelta = 13500
+        // (q_old 0; clamp +-15000); Fb = -(6000 + 2*13500)/64 = -515.625.
+        let mut p = probe();
+        cp.on_probe(&mut p, 1, 0, 45_064);
+        assert_eq!(p.feedback, Some(normal(-515.625)));
+        // Second probe: 9,000 B. Qoff = 1500, Qdelta = -4500: Fb = -(1500 - 9000)/64 = 117.1875.
+        for _ in 0..3 {
+            cp.on_data_dequeue(1, 0, 1500);
+        }
+        let mut p = probe();
+        cp.on_probe(&mut p, 1, 0, 40_564);
+        assert_eq!(p.feedback, Some(normal(117.1875)));
+        // Flow 2->0 holds 30,000 B = M/5: BCN-MAX, -Fbmax_flow.
+        let mut p = probe();
+        cp.on_probe(&mut p, 2, 0, 40_564);
+        assert_eq!(
+            p.feedback,
+            Some(BcnFeedback {
+                fb: -585.9375,
+                kind: BcnKind::Max
+            })
+        );
+        // 120,000 B = 4M/5: BCN(0,0).
+        for _ in 0..60 {
+            cp.on_data_enqueue(2, 0, 1500);
+        }
+        let mut p = probe();
+        cp.on_probe(&mut p, 2, 0, 0);
+        assert_eq!(p.feedback.unwrap().kind, BcnKind::ZeroZero);
+        // A flow with nothing queued: Qoff = -7500, Qdelta = 0 -> +117.1875 (positive).
+        let mut p = probe();
+        cp.on_probe(&mut p, 3, 0, 200_000);
+        assert_eq!(p.feedback, Some(normal(117.1875)));
+        assert_eq!(cp.probes_stamped, 5);
+        // Entries leave when a flow empties.
+        for _ in 0..9 {
+            cp.on_data_dequeue(1, 0, 1500);
+        }
+        assert_eq!(cp.flow_bytes(1, 0), 0);
+        assert!(!cp.flow_bytes.contains_key(&flow_key(1, 0)));
+    }
+
+    #[test]
+    fn whole_queue_measure_and_stamp_combination() {
+        let mut c = seed003(false);
+        c.fine.probe_measures = ProbeMeasures::QueueBytes;
+        let mut r = rng();
+        let mut cp1 = E2cmCp::new(&c, 1, &mut r);
+        let mut cp2 = E2cmCp::new(&c, 2, &mut r);
+        // Whole queue 9,000 B at the first switch: Fb = -(1500 + 2*9000)/64 = -304.6875; the
+        // second switch's empty queue gives +117.1875. Most negative keeps the first.
+        let mut p = probe();
+        cp1.on_probe(&mut p, 1, 0, 9_000);
+        cp2.on_probe(&mut p, 1, 0, 0);
+        assert_eq!(p.feedback, Some(normal(-304.6875)));
+        // "last" keeps the second switch's.
+        c.fine.stamp_combine = StampCombine::Last;
+        let mut cp1 = E2cmCp::new(&c, 1, &mut r);
+        let mut cp2 = E2cmCp::new(&c, 2, &mut r);
+        let mut p = probe();
+        cp1.on_probe(&mut p, 1, 0, 9_000);
+        cp2.on_probe(&mut p, 1, 0, 0);
+        assert_eq!(p.feedback, Some(normal(117.1875)));
+        // BCN-MAX outranks a more negative normal value; a returned probe is never restamped.
+        let max = BcnFeedback {
+            fb: -585.9375,
+            kind: BcnKind::Max,
+        };
+        assert!(more_severe(&max, &normal(-600.0)));
+        assert!(more_severe(&normal(-2.0), &normal(-1.0)));
+        let mut back = E2cmNp.on_probe(&p);
+        assert!(back.returned && !back.rides_data_queue());
+        cp1.on_probe(&mut back, 1, 0, 100_000);
+        assert_eq!(back.feedback, Some(normal(117.1875)));
+    }
+
+    #[test]
+    fn fine_limiter_applies_per_flow_gains_and_both_limiters_pace() {
+        let c = seed003(true);
+        let now = SimTime::ZERO;
+        let mut r = rng();
+        let mut rp = E2cmRp::new(LINE_BPS, &c, CPID, now);
+        assert_eq!(rp.rate_bps(), LINE_BPS);
+        // Coarse: a negative BCN of -2929.6875/4 pages: R *= 1 - 0.5/4 -> 8.75 Gb/s.
+        rp.on_bcn(&normal(-2929.6875 / 4.0), CPID, now, &mut r);
+        assert!(close(rp.coarse_rate_bps(), 8.75e9, 1e-12));
+        assert_eq!(rp.tag(), CPID);
+        // Fine: -Fbmax_flow halves it (Gd_flow * Fbmax_flow = 0.5): 5 Gb/s; the pair runs at
+        // the smaller of the two.
+        let back = |feedback| E2cmProbe {
+            feedback: Some(feedback),
+            returned: true,
+        };
+        rp.on_probe(
+            &back(BcnFeedback {
+                fb: -585.9375,
+                kind: BcnKind::Max,
+            }),
+            now,
+            &mut r,
+        );
+        assert!(close(rp.fine_rate_bps(), 5e9, 1e-12));
+        assert!(close(rp.rate_bps(), 5e9, 1e-12));
+        // Positive: + Gi_flow * Fb * Ru = (50/585.9375) * 117.1875 * 1 Mb/s = +10 Mb/s.
+        rp.on_probe(&back(normal(117.1875)), now, &mut r);
+        assert!(close(rp.fine_rate_bps(), 5.01e9, 1e-12));
+        // BCN(0,0) drops the fine limiter to Rmin (1 Mb/s).
+        rp.on_probe(
+            &back(BcnFeedback {
+                fb: -585.9375,
+                kind: BcnKind::ZeroZero,
+            }),
+            now,
+            &mut r,
+        );
+        assert_eq!(rp.rate_bps(), 1e6);
+        // An unstamped probe changes nothing.
+        rp.on_probe(&back_unstamped(), now, &mut r);
+        assert_eq!(rp.last_probe_fb(), Some(-585.9375));
+    }
+
+    fn back_unstamped() -> E2cmProbe {
+        E2cmProbe {
+            feedback: None,
+            returned: true,
+        }
+    }
+
+    #[test]
+    fn probes_every_interval_and_release_only_without_congestion() {
+        let c = E2cmConfig {
+            fine: E2cmParams {
+                probe_interval_bytes: 3000,
+                ..E2cmParams::default()
+            },
+            ..seed003(false)
+        };
+        let now = SimTime::ZERO;
+        let mut r = rng();
+        let mut rp = E2cmRp::new(LINE_BPS, &c, CPID, now);
+        assert_eq!(rp.on_transmit(1500), None);
+        assert!(rp.on_transmit(1500).is_some());
+        assert_eq!(rp.on_transmit(1000), None);
+        assert_eq!(rp.probes_sent, 1);
+        // Coarse at line rate and no probe back yet: nothing limits, the pair is released.
+        assert!(rp.is_released());
+        assert_eq!(rp.tag(), NO_TAG);
+        assert_eq!(rp.timer(), None);
+        // A congested probe holds it even once the fine rate is back at line rate.
+        let congested = E2cmProbe {
+            feedback: Some(normal(-1.0)),
+            returned: true,
+        };
+        rp.on_probe(&congested, now, &mut r);
+        assert!(!rp.is_released());
+        let large_positive = E2cmProbe {
+            feedback: Some(normal(1e6)),
+            returned: true,
+        };
+        let mut rp2 = rp.clone();
+        rp2.on_probe(&large_positive, now, &mut r);
+        assert_eq!(rp2.fine_rate_bps(), LINE_BPS);
+        assert!(rp2.is_released());
+        // Coarse limiting (drift on): its timer runs and frames carry its tag.
+        rp.on_bcn(&normal(-100.0), CPID, now, &mut r);
+        assert!(rp.timer().is_some());
+        assert_eq!(rp.tag(), CPID);
+    }
+
+    #[test]
+    fn validate_names_fields_and_fine_bcn00_follows_the_coarse_loop() {
+        let coarse = BcnParams::ecm();
+        assert_eq!(
+            E2cmParams::default().validate("congestion.e2cm", &coarse),
+            Ok(())
+        );
+        let bad = E2cmParams {
+            qeq_flow_bytes: 0.0,
+            ..E2cmParams::default()
+        };
+        let err = bad.validate("congestion.e2cm", &coarse).unwrap_err();
+        assert_eq!(err.path(), Some("congestion.e2cm.qeq_flow_bytes"));
+        let no_qsc = E2cmParams {
+            qsc_bytes: None,
+            ..E2cmParams::default()
+        };
+        assert_eq!(no_qsc.validate("congestion.e2cm", &coarse), Ok(()));
+        let on = BcnParams {
+            bcn00: true,
+            ..coarse.clone()
+        };
+        let err = no_qsc.validate("congestion.e2cm", &on).unwrap_err();
+        assert_eq!(err.path(), Some("congestion.e2cm.qsc_bytes"));
+        assert!(no_qsc.fine_loop(&on).bcn00);
+        let off = E2cmParams {
+            bcn00: Some(false),
+            ..no_qsc
+        };
+        assert!(!off.fine_loop(&on).bcn00);
+        assert!(toml::from_str::<E2cmParams>("qeq_flow = 1").is_err());
+        let p: E2cmParams =
+            toml::from_str("stamp_combine = \"last\"\nprobe_measures = \"queue_bytes\"").unwrap();
+        assert_eq!(p.stamp_combine, StampCombine::Last);
+        let name = E2cmConfig { coarse, fine: p }.variant_name();
+        assert_eq!(name, "e2cm(ecm+max)+stamp_last+probe_queue");
+    }
+}
