@@ -1,8 +1,9 @@
 """Every seed preset's headline numbers, pinned exactly: frames generated, delivered and dropped
 by place, control frames, events, latency and the preset's metrics.
 
-The pins were taken before the flows-and-hooks rework (2026-11-23) and still hold bit for bit
-(seed 003's presets were pinned when they were added, 2026-11-25): a change that moves any of
+The seed presets' pins were taken before the flows-and-hooks rework (2026-11-23) and still hold
+bit for bit (also through PFC's per-class queues); the PFC and seed 003 presets' were taken
+when they were added (2026-11-25): a change that moves any of
 them changed event order or a random stream. If that is intended (a modelling fix), update
 `data/preset_pins.json` in the same commit and say why in the commit message and the docs."""
 

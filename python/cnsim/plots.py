@@ -50,6 +50,8 @@ AXIS_NAMES = {
     "rx_queue_bytes": "receive buffer",
     "nic_queue_bytes": "NIC transmit queues",
     "paused_frac": "time paused",
+    "pfc_paused_frac": "time paused (PFC class)",
+    "class_queue_bytes": "class queue length",
     "dropped_frames": "dropped frames (cumulative)",
     "rp_rate_bps": "rate limiter rate",
     "rp_target_bps": "rate limiter target rate",

@@ -291,7 +291,7 @@ def summary_table(result: Result, out_dir: Path | None = None) -> Table:
     table = Table(title=f"cnsim: {result.name} (seed {s.get('seed')})", show_header=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    rows = _cost_rows(s) + _frame_rows(s) + _control_rows(s) + _flow_rows(s)
+    rows = _cost_rows(s) + _frame_rows(s) + _control_rows(s) + _pfc_rows(s) + _flow_rows(s)
     rows += _metric_rows(s.get("metrics", {}))
     if out_dir is not None:
         rows.append(("outputs", _outputs_text(out_dir)))
@@ -342,6 +342,15 @@ def _control_rows(s: Mapping[str, Any]) -> list[Row]:
     if isinstance(bandwidth, int | float) and bandwidth:
         kinds += f" ({_rate(bandwidth)}b/s)"
     return [("control frames", kinds)]
+
+
+def _pfc_rows(s: Mapping[str, Any]) -> list[Row]:
+    """One line per PFC class: why it fired or not (the core words it)."""
+    pfc = s.get("pfc")
+    if not isinstance(pfc, Mapping):
+        return []
+    classes = pfc.get("classes", {})
+    return [(f"pfc class {c}", str(v.get("why", ""))) for c, v in classes.items()]
 
 
 def _flow_rows(s: Mapping[str, Any]) -> list[Row]:

@@ -31,6 +31,18 @@ pub enum EventKind {
     PauseExpire { node: NodeIdx, port: PortIdx },
     /// Re-send XOFF out of this port while the pause condition holds.
     XoffRefresh { node: NodeIdx, port: PortIdx },
+    /// A PFC timer of one class on this (sending) port may have ended.
+    PfcExpire {
+        node: NodeIdx,
+        port: PortIdx,
+        class: u8,
+    },
+    /// Re-send a class's PFC XOFF out of this port while its condition holds.
+    PfcRefresh {
+        node: NodeIdx,
+        port: PortIdx,
+        class: u8,
+    },
     /// A traffic source's next frame (or its start/stop for saturating sources).
     SourceArrival(u32),
     /// Flow `n` of the workload starts (flows start in id order, one event at a time).

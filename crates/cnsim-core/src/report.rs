@@ -16,6 +16,7 @@ use crate::cc::dcqcn::{HaiStep, MarkOn, ParameterSet};
 use crate::cc::e2cm::{ProbeMeasures, StampCombine};
 use crate::cc::qcn::{FastRecoveryCmp, TrUpdate};
 use crate::cc::Scheme;
+use crate::flow_control::pfc_summary::{self, PfcSummary};
 use crate::flows::{FlowRecords, FlowSummary};
 use crate::net::Node;
 use crate::sim::Simulation;
@@ -84,6 +85,9 @@ pub struct Summary {
     /// Flows started and completed, flow completion times, and the workload's realised mean
     /// size and load beside the asked ones; null without a flow workload.
     pub flows: Option<FlowSummary>,
+    /// Per priority class: PFC frames, time paused, headroom, and why PFC did or did not
+    /// fire; null without `[pfc]`.
+    pub pfc: Option<PfcSummary>,
 }
 
 /// A metric's value: a number, or a name (`peak_queue_port`).
@@ -148,6 +152,10 @@ pub struct ControlFrames {
     pub path_probe: u64,
     /// DCQCN congestion notification packets, receiver to sender (scheme `dcqcn`).
     pub dcqcn_cnp: u64,
+    /// IEEE 802.1Qbb PFC frames that pause one class (`[pfc]`; one frame per class).
+    pub pfc_xoff: u64,
+    /// PFC frames with pause_time 0 that resume one class.
+    pub pfc_xon: u64,
     /// E2CM fine-loop probes, forward and returned (scheme `e2cm`).
     pub e2cm_probe: u64,
     /// Scheme messages riding the data queue (probes) that a full buffer turned away.
@@ -343,6 +351,8 @@ impl Summary {
                 bcn_00: sent(ControlKind::Bcn00),
                 path_probe: sent(ControlKind::PathProbe),
                 dcqcn_cnp: sent(ControlKind::Cnp),
+                pfc_xoff: sent(ControlKind::PfcXoff),
+                pfc_xon: sent(ControlKind::PfcXon),
                 e2cm_probe: sent(ControlKind::E2cmProbe),
                 dropped: c.control_dropped,
                 bytes: c.control_bytes,
@@ -354,6 +364,11 @@ impl Summary {
             per_switch,
             window: window.map(|w| window_summary(&host_names, &w)),
             flows: None,
+            pfc: sim
+                .scenario
+                .pfc
+                .as_ref()
+                .map(|spec| pfc_summary::summarize(spec, &sim.nodes, sim.simulated_until())),
         }
     }
 }

@@ -184,6 +184,12 @@ fn override_pair() -> impl Strategy<Value = (String, String)> {
         "congestion.bcn.drift_interval_s",
         "congestion.bcn.gi",
         "switches[0].pause.quanta",
+        "pfc.xoff_bytes",
+        "pfc.headroom_bytes",
+        "pfc.alpha",
+        "pfc.quanta",
+        "pfc.lossless_classes",
+        "traffic[0].priority",
         "limits.max_events",
         "name",
         "name.x",
@@ -238,6 +244,47 @@ fn check_error(e: &ConfigError) {
     }
 }
 
+/// The sane base with `[pfc]` (two classes, `threshold` static or dynamic) whose numbers are
+/// hostile: thresholds, headroom, alpha, quanta, DWRR quanta, priorities.
+fn pfc_scenario() -> impl Strategy<Value = String> {
+    let slots = prop::collection::vec(prop::option::weighted(0.15, hostile_number()), 8);
+    let threshold = prop::sample::select(vec!["static", "dynamic"]);
+    let scheduler = prop::sample::select(vec!["strict", "dwrr"]);
+    let host_rx = any::<bool>();
+    let scheme = prop::sample::select(vec!["none", "qcn", "dcqcn"]);
+    // Not cbr: the template's sane slot 8 is a load, not a rate.
+    let kind = prop::sample::select(vec!["bernoulli", "saturate"]);
+    let base =
+        (scheme, kind).prop_map(|(scheme, kind)| template(&SANE.map(str::to_string), scheme, kind));
+    (base, slots, threshold, scheduler, host_rx).prop_map(
+        |(base, slots, threshold, scheduler, host_rx)| {
+            const SANE_PFC: [&str; 8] = [
+                "20000", "10000", "0.25", "1000", "30000", "100", "1500", "3",
+            ];
+            let v: [String; 8] = std::array::from_fn(|i| {
+                slots[i].clone().unwrap_or_else(|| SANE_PFC[i].to_string())
+            });
+            let base = base
+                .replace(
+                    "output_buffer_bytes =",
+                    "shared_buffer_bytes = 2e5\noutput_buffer_bytes =",
+                )
+                .replace(
+                    "hosts = [\"a\", \"b\"]",
+                    &format!("hosts = [\"a\", \"b\"]\npriority = {}", v[7]),
+                );
+            format!(
+                "{base}\n[pfc]\nlossless_classes = [3, 5]\nthreshold = \"{threshold}\"\n\
+             xoff_bytes = {}\nxon_bytes = {}\nalpha = {}\nxon_offset_bytes = {}\n\
+             headroom_bytes = {}\nquanta = {}\nscheduler = \"{scheduler}\"\n\
+             dwrr_quantum_bytes = [{}, 1500, 1500, 3000, 1500, 1500, 1500, 1500]\n\
+             host_rx = {host_rx}\n",
+                v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+            )
+        },
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: CASES,
@@ -247,6 +294,11 @@ proptest! {
 
     #[test]
     fn hostile_numbers_are_refused_or_run_soundly(text in scenario()) {
+        check_outcome(&text, &[], None);
+    }
+
+    #[test]
+    fn hostile_pfc_numbers_are_refused_or_run_soundly(text in pfc_scenario()) {
         check_outcome(&text, &[], None);
     }
 

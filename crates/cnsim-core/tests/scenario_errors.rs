@@ -223,3 +223,69 @@ fn a_sender_cannot_be_its_own_single_destination() {
     };
     assert_field_error(&e, "traffic[0].dst", "itself");
 }
+
+#[test]
+fn pfc_errors_name_the_field() {
+    let cases = [
+        (
+            "[pfc]\nlossless_classes = [3, 8]",
+            "pfc.lossless_classes",
+            "0-7 (got 8)",
+        ),
+        (
+            "[pfc]\nlossless_classes = [3, 3]",
+            "pfc.lossless_classes",
+            "listed twice",
+        ),
+        ("[pfc]\nxoff_bytes = 0", "pfc.xoff_bytes", "must be"),
+        (
+            "[pfc]\nxoff_bytes = 1000\nxon_bytes = 2000",
+            "pfc.xon_bytes",
+            "must not exceed xoff_bytes",
+        ),
+        (
+            "[pfc]\nheadroom_bytes = -1",
+            "pfc.headroom_bytes",
+            "must be in [0",
+        ),
+        ("[pfc]\nquanta = 0", "pfc.quanta", "at least 1"),
+        (
+            "[pfc]\nthreshold = \"dynamic\"",
+            "pfc.threshold",
+            "needs shared_buffer_bytes",
+        ),
+        ("[pfc]\nalpha = 0", "pfc.alpha", "must be in (0, 64]"),
+        (
+            "[pfc]\nscheduler = \"wfq\"",
+            "pfc.scheduler",
+            "unknown variant",
+        ),
+        (
+            "[pfc]\ndwrr_quantum_bytes = [1500]",
+            "pfc.dwrr_quantum_bytes",
+            "one quantum per class",
+        ),
+        (
+            "[pfc]\ndwrr_quantum_bytes = [1, 1, 0, 1, 1, 1, 1, 1]",
+            "pfc.dwrr_quantum_bytes[2]",
+            "at least 1 byte",
+        ),
+        ("[pfc]\nxof_bytes = 1", "pfc.xof_bytes", "unknown field"),
+    ];
+    for (raw, path, reason) in cases {
+        let text = base().raw(raw).build();
+        assert_field_error(&error_of(&text, &[]), path, reason);
+    }
+}
+
+#[test]
+fn traffic_priority_must_be_a_class() {
+    let text = base()
+        .build()
+        .replace("load = 0.5", "load = 0.5\npriority = 9");
+    assert_field_error(
+        &error_of(&text, &[]),
+        "traffic[0].priority",
+        "must be a class in 0-7 (got 9)",
+    );
+}

@@ -26,6 +26,13 @@ pub enum Payload {
     Pause {
         quanta: u16,
     },
+    /// IEEE 802.1Qbb PFC for one priority class: pause_time in quanta; 0 = XON. A PFC frame
+    /// carries a class-enable vector and eight times; cnsim sends one frame per class that
+    /// changes, which the receiver treats the same way.
+    Pfc {
+        class: u8,
+        quanta: u16,
+    },
     /// A congestion-management scheme's message (CNM, BCN, probe...): elements route, queue
     /// and count it without knowing what it means.
     Cc(CcMsg),
@@ -59,6 +66,8 @@ pub struct Frame {
     pub ingress: u16,
     /// ECN Congestion Experienced: a CP marked the frame (DCQCN); the receiver's NP reads it.
     pub ecn_ce: bool,
+    /// 802.1Q priority class (0-7): the switch output queue and the class PFC pauses.
+    pub priority: u8,
 }
 
 impl Frame {
@@ -74,6 +83,7 @@ impl Frame {
             rl_tag: NO_TAG,
             ingress: 0,
             ecn_ce: false,
+            priority: 0,
         }
     }
 
@@ -97,6 +107,7 @@ impl Frame {
             rl_tag: NO_TAG,
             ingress: 0,
             ecn_ce: false,
+            priority: 0,
         }
     }
 

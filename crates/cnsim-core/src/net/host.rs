@@ -11,11 +11,12 @@ use rustc_hash::FxHashMap;
 use crate::cc::{CcMsg, Limiter, NotificationPoint};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
+use crate::flow_control::pfc::set_class_xoff;
 use crate::net::frame::{FlowId, Frame, HostId, Payload};
 use crate::net::port::Port;
 use crate::net::Ctx;
 use crate::rng::SimRng;
-use crate::scenario::{FlowService, Watermarks};
+use crate::scenario::{FlowService, Watermarks, N_CLASSES};
 use crate::stats::{DropPlace, HostCounters};
 use crate::time::{serialization_time, SimTime};
 
@@ -36,6 +37,9 @@ pub struct Voq {
     pub next_allowed: SimTime,
     /// A saturating source is attached: frames of this size are made on demand.
     pub saturating_frame_bytes: Option<u32>,
+    /// 802.1Q class of the VOQ's work (that of the latest frame, flow or source added): PFC
+    /// holds the whole VOQ while its class is paused.
+    pub priority: u8,
     in_ring: bool,
     /// The ticket of the event that counts, and the limiter timer generation it was set for.
     timer_pending: Option<(u32, u32)>,
@@ -84,6 +88,17 @@ impl Voq {
     }
 }
 
+/// PFC sent by a host's receive side (`[pfc] host_rx`): bytes per class in the receive queue
+/// against static thresholds.
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverPfc {
+    pub lossless_mask: u8,
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+    pub quanta: u16,
+    pub class_bytes: [u64; N_CLASSES],
+}
+
 /// The sink: a FIFO served at `rate_bps` (None = absorbs at arrival).
 #[derive(Default)]
 pub struct Receiver {
@@ -94,6 +109,7 @@ pub struct Receiver {
     pub busy: bool,
     pub limit_bytes: Option<u64>,
     pub pause: Option<Watermarks>,
+    pub pfc: Option<Box<ReceiverPfc>>,
 }
 
 pub struct Host {
@@ -216,6 +232,7 @@ impl Host {
         }
         let slot = self.slot_of(frame.dst, ctx);
         let voq = &mut self.voqs[slot as usize];
+        voq.priority = frame.priority;
         voq.frames.push_back(frame);
         voq.bytes += bytes;
         self.nic_bytes += bytes;
@@ -227,7 +244,9 @@ impl Host {
     /// when the VOQ is served (flows live in the application, not in the NIC buffer).
     pub fn start_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
         let slot = self.slot_of(dst, ctx);
-        self.voqs[slot as usize].flows.push_back(id);
+        let voq = &mut self.voqs[slot as usize];
+        voq.priority = ctx.flows.flows[id as usize].row.priority;
+        voq.flows.push_back(id);
         self.add_to_ring(slot);
         self.try_transmit(me, ctx);
     }
@@ -238,10 +257,15 @@ impl Host {
         me: NodeIdx,
         dst: u32,
         frame_bytes: Option<u32>,
+        priority: u8,
         ctx: &mut Ctx,
     ) {
         let slot = self.slot_of(dst, ctx);
-        self.voqs[slot as usize].saturating_frame_bytes = frame_bytes;
+        let voq = &mut self.voqs[slot as usize];
+        voq.saturating_frame_bytes = frame_bytes;
+        if frame_bytes.is_some() {
+            voq.priority = priority;
+        }
         self.add_to_ring(slot);
         self.release_if_idle(slot);
         self.try_transmit(me, ctx);
@@ -293,18 +317,22 @@ impl Host {
         } else if self.port.is_paused(now) {
             None // the pause timer or XON wakes the host
         } else {
-            self.earliest_ready().map(|ready| ready.max(self.free_at))
+            self.earliest_ready(now)
+                .map(|ready| ready.max(self.free_at))
         };
         if let Some(at) = next {
             self.wake(me, at, ctx);
         }
     }
 
-    fn earliest_ready(&self) -> Option<SimTime> {
+    /// When the first VOQ with work may send, leaving out classes PFC has paused (their
+    /// timer or XON wakes the host).
+    fn earliest_ready(&self, now: SimTime) -> Option<SimTime> {
+        let paused = self.port.paused_classes(now);
         self.ring
             .iter()
             .map(|&slot| &self.voqs[slot as usize])
-            .filter(|v| v.has_work())
+            .filter(|v| v.has_work() && paused & (1 << v.priority) == 0)
             .map(Voq::ready_at)
             .min()
     }
@@ -329,6 +357,7 @@ impl Host {
     /// their limiters, arranges a wake-up at the earliest release.
     fn pick_voq(&mut self, me: NodeIdx, now: SimTime, ctx: &mut Ctx) -> Option<u32> {
         let mut earliest = SimTime::MAX;
+        let paused = self.port.paused_classes(now);
         for _ in 0..self.ring.len() {
             let slot = self.ring.pop_front().expect("ring length checked");
             let voq = &mut self.voqs[slot as usize];
@@ -338,6 +367,9 @@ impl Host {
                 continue;
             }
             self.ring.push_back(slot);
+            if paused & (1 << voq.priority) != 0 {
+                continue;
+            }
             let ready = voq.ready_at();
             if ready <= now {
                 return Some(slot);
@@ -359,7 +391,9 @@ impl Host {
 
     fn take_frame(&mut self, slot: u32, now: SimTime, ctx: &mut Ctx) -> Frame {
         let voq = &mut self.voqs[slot as usize];
-        if let Some(own) = voq.own_frames.pop_front() {
+        if let Some(mut own) = voq.own_frames.pop_front() {
+            // A message riding the data queue travels in its VOQ's class.
+            own.priority = voq.priority;
             return own;
         }
         let from_flow = match (voq.frames.front(), voq.flows.front()) {
@@ -379,6 +413,7 @@ impl Host {
             count_made(&mut self.counters, bytes, ctx);
             let mut f = Frame::data(self.id, voq.dst, bytes, now);
             f.flow_id = id;
+            f.priority = voq.priority;
             f
         } else if let Some(f) = voq.frames.pop_front() {
             voq.bytes -= f.bytes as u64;
@@ -387,7 +422,9 @@ impl Host {
         } else {
             let bytes = voq.saturating_frame_bytes.expect("picked VOQ has work");
             count_made(&mut self.counters, bytes, ctx);
-            Frame::data(self.id, voq.dst, bytes, now)
+            let mut f = Frame::data(self.id, voq.dst, bytes, now);
+            f.priority = voq.priority;
+            f
         };
         let voq = &mut self.voqs[slot as usize];
         if let Some(limiter) = &voq.limiter {
@@ -510,6 +547,7 @@ impl Host {
                 self.receive_data(me, frame, ctx)
             }
             Payload::Pause { quanta } => self.receive_pause(me, quanta, ctx),
+            Payload::Pfc { class, quanta } => self.receive_pfc(me, class as usize, quanta, ctx),
             Payload::Cc(msg) if msg.for_reaction_point() => {
                 self.receive_feedback(me, &msg, frame.flow, ctx)
             }
@@ -540,6 +578,25 @@ impl Host {
         if !paused {
             self.try_transmit(me, ctx);
         }
+    }
+
+    /// A PFC frame: pause or resume one class of this host's VOQs. Rate limiters keep running
+    /// (only 802.3x PAUSE freezes them).
+    fn receive_pfc(&mut self, me: NodeIdx, class: usize, quanta: u16, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let rate = self.port.line_rate_bps;
+        if let Some(until) = self.port.pfc_state().receive(class, quanta, rate, now) {
+            let class = class as u8;
+            ctx.q.schedule(
+                until,
+                EventKind::PfcExpire {
+                    node: me,
+                    port: 0,
+                    class,
+                },
+            );
+        }
+        self.try_transmit(me, ctx);
     }
 
     /// Seed 004's paused RP: limiters freeze their timers while the link is paused.
@@ -589,6 +646,7 @@ impl Host {
         rx.bytes += bytes;
         rx.peak_bytes = rx.peak_bytes.max(rx.bytes);
         self.update_rx_pause(me, ctx);
+        self.update_rx_pfc(me, frame.priority as usize, true, bytes, ctx);
         if !self.rx.busy {
             self.start_rx_service(me, ctx);
         }
@@ -616,6 +674,8 @@ impl Host {
         self.rx.busy = false;
         self.deliver(frame, ctx);
         self.update_rx_pause(me, ctx);
+        let bytes = frame.bytes as u64;
+        self.update_rx_pfc(me, frame.priority as usize, false, bytes, ctx);
         self.start_rx_service(me, ctx);
     }
 
@@ -648,6 +708,32 @@ impl Host {
         if set_xoff(&mut self.port, want, w.quanta, (me, 0), ctx) {
             self.try_transmit(me, ctx);
         }
+    }
+
+    /// `[pfc] host_rx`: a frame of `class` entered (`added`) or left the receive queue; send
+    /// PFC for the class to the switch above when its bytes cross the thresholds.
+    fn update_rx_pfc(&mut self, me: NodeIdx, class: usize, added: bool, bytes: u64, ctx: &mut Ctx) {
+        let Some(pfc) = self.rx.pfc.as_mut() else {
+            return;
+        };
+        if added {
+            pfc.class_bytes[class] += bytes;
+        } else {
+            pfc.class_bytes[class] -= bytes;
+        }
+        if pfc.lossless_mask & (1 << class) == 0 {
+            return;
+        }
+        let on = (self.port.pfc.as_ref()).is_some_and(|s| s.xoff_sent & (1 << class) != 0);
+        let want = hysteresis(on, pfc.class_bytes[class], pfc.xoff_bytes, pfc.xon_bytes);
+        let quanta = pfc.quanta;
+        if set_class_xoff(&mut self.port, class, want, quanta, (me, 0), ctx) {
+            self.try_transmit(me, ctx);
+        }
+    }
+
+    pub fn rx_pfc_quanta(&self) -> u16 {
+        self.rx.pfc.as_ref().map_or(u16::MAX, |p| p.quanta)
     }
 
     /// Data frames held by this host: queued to send, on its link, or in its receiver.

@@ -6,7 +6,9 @@ pub mod forwarding;
 pub mod frame;
 pub mod host;
 pub mod port;
+pub mod scheduler;
 pub mod switch;
+pub mod switch_pfc;
 
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
@@ -94,6 +96,38 @@ impl Node {
             h.set_rate_limiters_paused(false, now);
         }
         self.try_transmit(me, p, ctx);
+    }
+
+    /// Class `class`'s PFC timer on port `p` fired: re-arm it if renewed, else resume.
+    pub fn on_pfc_expire(&mut self, me: NodeIdx, p: PortIdx, class: usize, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        match self.port_mut(p).pfc_state().on_timer(class, now) {
+            PauseTimer::Stale => {}
+            PauseTimer::Rearm(at) => {
+                let class = class as u8;
+                let port = p;
+                ctx.q.schedule(
+                    at,
+                    EventKind::PfcExpire {
+                        node: me,
+                        port,
+                        class,
+                    },
+                );
+            }
+            PauseTimer::Expired => self.try_transmit(me, p, ctx),
+        }
+    }
+
+    pub fn on_pfc_refresh(&mut self, me: NodeIdx, p: PortIdx, class: usize, ctx: &mut Ctx) {
+        let quanta = match self {
+            Node::Host(h) => h.rx_pfc_quanta(),
+            Node::Switch(s) => s.pfc_quanta(),
+        };
+        let port = self.port_mut(p);
+        if crate::flow_control::pfc::refresh_class_xoff(port, class, quanta, (me, p), ctx) {
+            self.try_transmit(me, p, ctx);
+        }
     }
 
     pub fn on_xoff_refresh(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {

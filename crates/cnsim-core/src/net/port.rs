@@ -1,11 +1,13 @@
 //! One direction of a link, seen from the sending node: its output queues (strict priority for
-//! control frames), the transmitter, PAUSE state, and the pipe that carries frames across the
-//! link to the peer. A frame leaves the queue when its transmission starts, crosses the pipe in
+//! control frames, then the data's class queues and their scheduler), the transmitter, PAUSE
+//! and PFC state, and the pipe that carries frames across the link to the peer. A frame leaves the queue when its transmission starts, crosses the pipe in
 //! `delay`, and is handed to the peer node.
 
 use std::collections::VecDeque;
 
+use crate::flow_control::pfc::PfcPortState;
 use crate::net::frame::Frame;
+use crate::net::scheduler::ClassQueues;
 use crate::time::{
     exact_ps_per_byte, pause_quanta_time, serialization_time, SimTime, EXACT_TX_MAX_BYTES,
 };
@@ -51,8 +53,8 @@ pub struct Port {
     pub delay: SimTime,
     pub wire_overhead_bytes: u32,
     pub ctrl_q: VecDeque<Frame>,
-    /// Output queue of a switch (hosts keep their data in VOQs instead).
-    pub data_q: VecDeque<Frame>,
+    /// Output queues of a switch, one per class (hosts keep their data in VOQs instead).
+    pub data_q: ClassQueues,
     pub data_bytes: u64,
     pub sending: Option<Frame>,
     pub pipe: VecDeque<(SimTime, Frame)>,
@@ -68,6 +70,8 @@ pub struct Port {
     /// When the outstanding XOFF must be re-sent, and whether a refresh event is pending.
     pub xoff_refresh_due: SimTime,
     pub xoff_timer_pending: bool,
+    /// PFC state (per-class pauses from the peer, XOFF sent to it); None until PFC touches it.
+    pub pfc: Option<Box<PfcPortState>>,
     pub stats: PortStats,
     /// `rate_bps` (as bits) that `ps_per_byte` was computed for: a schedule may change the rate
     /// at any time, and the next frame recomputes it.
@@ -93,7 +97,7 @@ impl Port {
             delay,
             wire_overhead_bytes: 0,
             ctrl_q: VecDeque::new(),
-            data_q: VecDeque::new(),
+            data_q: ClassQueues::default(),
             data_bytes: 0,
             sending: None,
             pipe: VecDeque::new(),
@@ -102,6 +106,7 @@ impl Port {
             xoff_sent: false,
             xoff_refresh_due: SimTime::ZERO,
             xoff_timer_pending: false,
+            pfc: None,
             stats: PortStats::default(),
             tx_rate_bits: rate_bps.to_bits(),
             ps_per_byte: exact_ps_per_byte(rate_bps),
@@ -114,6 +119,16 @@ impl Port {
 
     pub fn is_paused(&self, now: SimTime) -> bool {
         now < self.paused_until
+    }
+
+    /// Classes PFC has paused at `now` (bit c = class c).
+    pub fn paused_classes(&self, now: SimTime) -> u8 {
+        self.pfc.as_ref().map_or(0, |p| p.paused_mask(now))
+    }
+
+    /// The port's PFC state, made on first use.
+    pub fn pfc_state(&mut self) -> &mut PfcPortState {
+        self.pfc.get_or_insert_with(Box::default)
     }
 
     /// Starts sending `frame`; returns when its last bit leaves.

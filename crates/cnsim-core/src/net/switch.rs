@@ -1,5 +1,5 @@
-//! An output-queued Ethernet switch with a buffer model, static forwarding, PAUSE triggers and
-//! a congestion-point hook on each output queue.
+//! An output-queued Ethernet switch with a buffer model, static forwarding, PAUSE and PFC
+//! triggers, per-class output queues and a congestion-point hook on each output port.
 //!
 //! Buffer model (all limits optional, checked in this order, each drop counted at its place):
 //! memory partitioned per input port (`ingress`), shared memory (`shared`), per-output queue
@@ -7,16 +7,20 @@
 //! transmission starts. Control frames (PAUSE, and scheme messages at control priority) bypass
 //! the buffer at strict priority; scheme messages that ride the data queue (probes) are
 //! buffered like data. The switch names no scheme: it calls the congestion-point hooks at
-//! enqueue and dequeue and forwards whatever message they return.
+//! enqueue and dequeue and forwards whatever message they return. With `[pfc]`, lossless
+//! classes are admitted by `switch_pfc.rs` instead of the buffer limits, and a port stops a
+//! class the peer has paused.
 
 use crate::cc::{CcMsg, CongestionPoint};
 use crate::engine::{EventKind, NodeIdx, PortIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
+use crate::flow_control::pfc::set_class_xoff;
 use crate::net::forwarding::Forwarding;
 use crate::net::frame::{Frame, Payload};
 use crate::net::port::Port;
+use crate::net::switch_pfc::{Admission, SwitchPfc};
 use crate::net::{schedule_tx_done, Ctx};
-use crate::scenario::{PauseTrigger, SwitchPause};
+use crate::scenario::{PauseTrigger, SwitchPause, N_CLASSES};
 use crate::stats::DropPlace;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -47,6 +51,8 @@ pub struct Switch {
     /// Congestion point of each output queue (None: CP detection off or no scheme).
     pub cps: Vec<Option<CongestionPoint>>,
     pub dropped_frames: u64,
+    /// PFC ingress accounting and triggers (`[pfc]`).
+    pub pfc: Option<Box<SwitchPfc>>,
 }
 
 impl Switch {
@@ -67,6 +73,7 @@ impl Switch {
             egress_over_count: 0,
             cps: Vec::new(),
             dropped_frames: 0,
+            pfc: None,
         }
     }
 
@@ -88,6 +95,9 @@ impl Switch {
         match frame.payload {
             Payload::Data => self.on_buffered(me, in_port, frame, ctx),
             Payload::Pause { quanta } => self.on_pause_frame(me, in_port, quanta, ctx),
+            Payload::Pfc { class, quanta } => {
+                self.on_pfc_frame(me, in_port, class as usize, quanta, ctx)
+            }
             Payload::Cc(msg) if msg.rides_data_queue() => self.on_buffered(me, in_port, frame, ctx),
             Payload::Cc(_) => {
                 let out = self.route.port(&frame);
@@ -109,6 +119,44 @@ impl Switch {
         }
     }
 
+    fn on_pfc_frame(&mut self, me: NodeIdx, p: PortIdx, class: usize, quanta: u16, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let port = &mut self.ports[p as usize];
+        let rate = port.line_rate_bps;
+        let state = port.pfc_state();
+        if let Some(until) = state.receive(class, quanta, rate, now) {
+            let class = class as u8;
+            let node = me;
+            ctx.q.schedule(
+                until,
+                EventKind::PfcExpire {
+                    node,
+                    port: p,
+                    class,
+                },
+            );
+        }
+        self.try_transmit(me, p, ctx);
+    }
+
+    /// A frame of a lossless class is admitted by PFC alone (None = take it).
+    fn pfc_admission(&mut self, in_port: usize, frame: &Frame) -> Option<DropPlace> {
+        let pfc = self
+            .pfc
+            .as_mut()
+            .expect("lossless classes exist with [pfc] only");
+        let class = frame.priority as usize;
+        let xoff_out = self.ports[in_port]
+            .pfc
+            .as_ref()
+            .is_some_and(|s| s.xoff_sent & (1 << class) != 0);
+        let bytes = frame.bytes as u64;
+        match pfc.admit(in_port, class, bytes, xoff_out, self.memory_bytes) {
+            Admission::Overflow => Some(DropPlace::Ingress),
+            Admission::Counted | Admission::Headroom => None,
+        }
+    }
+
     fn admission_drop(&self, in_port: usize, out: usize, bytes: u64) -> Option<DropPlace> {
         let over = |limit: Option<u64>, level: u64| limit.is_some_and(|l| level + bytes > l);
         if over(self.limits.input_bytes, self.ingress_bytes[in_port]) {
@@ -127,7 +175,19 @@ impl Switch {
         let now = ctx.q.now();
         let out = self.route.port(&frame) as usize;
         let bytes = frame.bytes as u64;
-        if let Some(place) = self.admission_drop(in_port as usize, out, bytes) {
+        let lossless = self
+            .pfc
+            .as_ref()
+            .is_some_and(|p| p.is_lossless(frame.priority as usize));
+        let refused = if lossless {
+            self.pfc_admission(in_port as usize, &frame)
+        } else {
+            self.admission_drop(in_port as usize, out, bytes)
+        };
+        if let Some(place) = refused {
+            if let Some(pfc) = self.pfc.as_mut().filter(|_| !lossless) {
+                pfc.count_lossy_drop(frame.priority as usize);
+            }
             if !frame.is_data() {
                 ctx.counters.control_dropped += 1;
                 return;
@@ -138,6 +198,10 @@ impl Switch {
             return;
         }
         frame.ingress = in_port;
+        if let Some(pfc) = self.pfc.as_mut().filter(|_| !lossless) {
+            let class = frame.priority as usize;
+            pfc.admit(in_port as usize, class, bytes, false, self.memory_bytes);
+        }
         if !self.active_input[in_port as usize] {
             self.active_input[in_port as usize] = true;
             if self.pause.is_some() {
@@ -158,6 +222,7 @@ impl Switch {
             self.send_message(me, &frame, msg, ctx);
         }
         self.update_pause(me, in_port as usize, out, ctx);
+        self.update_pfc(me, in_port as usize, frame.priority as usize, ctx);
         self.try_transmit(me, out as PortIdx, ctx);
     }
 
@@ -174,6 +239,7 @@ impl Switch {
             ctx.q.now(),
         );
         reply.flow_id = about.flow_id;
+        reply.priority = about.priority;
         let back = self.route.port(&reply);
         if msg.rides_data_queue() {
             self.on_buffered(me, back, reply, ctx);
@@ -197,7 +263,8 @@ impl Switch {
         if port.is_paused(now) {
             return;
         }
-        let Some(mut frame) = port.data_q.pop_front() else {
+        let paused_classes = port.paused_classes(now);
+        let Some(mut frame) = port.data_q.pop(paused_classes) else {
             return;
         };
         let bytes = frame.bytes as u64;
@@ -211,7 +278,11 @@ impl Switch {
         schedule_tx_done(ctx, done, me, p);
         self.memory_bytes -= bytes;
         self.ingress_bytes[frame.ingress as usize] -= bytes;
+        if let Some(pfc) = self.pfc.as_mut() {
+            pfc.release(frame.ingress as usize, frame.priority as usize, bytes);
+        }
         self.update_pause(me, frame.ingress as usize, p as usize, ctx);
+        self.update_pfc(me, frame.ingress as usize, frame.priority as usize, ctx);
         if let Some(msg) = msg {
             self.send_message(me, &frame, msg, ctx);
         }
@@ -258,6 +329,42 @@ impl Switch {
                 }
             }
         }
+    }
+
+    /// Re-evaluates the PFC trigger of (input, class) after a change there; with dynamic
+    /// thresholds every lossless (port, class), since XOFF moves with the free buffer.
+    fn update_pfc(&mut self, me: NodeIdx, input: usize, class: usize, ctx: &mut Ctx) {
+        let Some(pfc) = self.pfc.as_ref() else {
+            return;
+        };
+        if pfc.is_dynamic() {
+            let lossless = pfc.lossless_mask();
+            for p in 0..self.ports.len() {
+                for c in (0..N_CLASSES).filter(|c| lossless & (1 << c) != 0) {
+                    self.reconcile_class(me, p, c, ctx);
+                }
+            }
+        } else if pfc.is_lossless(class) {
+            self.reconcile_class(me, input, class, ctx);
+        }
+    }
+
+    fn reconcile_class(&mut self, me: NodeIdx, p: usize, class: usize, ctx: &mut Ctx) {
+        let pfc = self.pfc.as_ref().expect("PFC is on");
+        let port = &mut self.ports[p];
+        let on = port
+            .pfc
+            .as_ref()
+            .is_some_and(|s| s.xoff_sent & (1 << class) != 0);
+        let want = pfc.wants_pause(p, class, on, self.memory_bytes);
+        let quanta = pfc.quanta;
+        if set_class_xoff(port, class, want, quanta, (me, p as PortIdx), ctx) {
+            self.try_transmit(me, p as PortIdx, ctx);
+        }
+    }
+
+    pub fn pfc_quanta(&self) -> u16 {
+        self.pfc.as_ref().map_or(u16::MAX, |p| p.quanta)
     }
 
     /// Should the peer on port `p` be paused? Global: every input; ingress: that input; egress:

@@ -228,8 +228,7 @@ impl Scenario {
                 t.size.as_ref().map(|_| "size"),
                 (!t.flows.is_empty())
                     .then_some("flows")
-                    .or(t.trace.as_ref().map(|_| "trace"))
-                    .or((t.priority != 0).then_some("priority")),
+                    .or(t.trace.as_ref().map(|_| "trace")),
             ],
         };
         if let Some(field) = stray.into_iter().flatten().next() {
@@ -247,7 +246,7 @@ impl Scenario {
                 check_priority(&c, t.priority)
             }
             TrafficKind::FlowTrace => self.validate_flow_trace(t, &c, path),
-            _ => Ok(()),
+            _ => check_priority(&c, t.priority),
         }
     }
 

@@ -6,6 +6,7 @@
 
 pub mod flows;
 mod overrides;
+pub mod pfc;
 pub mod routing;
 mod validate;
 
@@ -21,6 +22,7 @@ use crate::error::ConfigError;
 
 pub use flows::{FlowSpec, SizeSpec};
 pub use overrides::apply_override;
+pub use pfc::{PfcSpec, PfcThreshold, Scheduler, N_CLASSES};
 pub use routing::{EcmpKey, Multipath, RoutingSpec};
 pub use validate::{
     Estimate, DEFAULT_MAX_EVENTS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_PROBE_SAMPLES,
@@ -54,6 +56,10 @@ pub struct Scenario {
     /// How switches use equal-cost paths.
     #[serde(default)]
     pub routing: RoutingSpec,
+    /// Priority-based flow control (IEEE 802.1Qbb) and the per-class output scheduler; None =
+    /// no PFC, strict priority between classes ([pfc.md](../docs/pfc.md)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcSpec>,
     /// Model options that apply everywhere.
     #[serde(default)]
     pub model: ModelSpec,
@@ -309,7 +315,8 @@ pub struct TrafficSpec {
     /// Flows listed inline (flow_trace).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSpec>,
-    /// Priority class (0-7) of the entry's flows (flows; a trace gives its own per flow).
+    /// Priority class (0-7) of the entry's frames or flows (a trace gives its own per flow):
+    /// the switch output queue they use, and the class PFC pauses.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub priority: u8,
     /// Seed of the entry's random arrivals, sizes and destinations (bernoulli, flows); None =
@@ -538,10 +545,12 @@ pub const METRICS: &[&str] = &[
     "host_rx_bps",
     "port_tx_bps",
     "queue_bytes",
+    "class_queue_bytes",
     "switch_memory_bytes",
     "rx_queue_bytes",
     "nic_queue_bytes",
     "paused_frac",
+    "pfc_paused_frac",
     "dropped_frames",
     "rp_rate_bps",
     "rp_target_bps",

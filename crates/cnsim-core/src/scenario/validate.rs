@@ -42,6 +42,13 @@ impl Scenario {
             self.validate_traffic(t, &format!("traffic[{i}]"))?;
         }
         self.validate_congestion()?;
+        if let Some(pfc) = &self.pfc {
+            let shared = self
+                .switches
+                .iter()
+                .all(|s| s.shared_buffer_bytes.is_some());
+            pfc.validate("pfc", shared)?;
+        }
         self.report.validate("report", self.duration_s)?;
         let m = Check { path: "model" };
         if !(64..=MAX_FRAME_BYTES).contains(&self.model.control_frame_bytes) {

@@ -9,12 +9,13 @@ use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
 use crate::engine::PortIdx;
 use crate::error::ConfigError;
 use crate::net::forwarding::Forwarding;
-use crate::net::host::Host;
+use crate::net::host::{Host, ReceiverPfc};
 use crate::net::port::Port;
 use crate::net::switch::{BufferLimits, Switch};
+use crate::net::switch_pfc::SwitchPfc;
 use crate::net::Node;
 use crate::rng::{mix, stream, StreamKind};
-use crate::scenario::{self, DstSpec, Multipath, RoutingSpec, Scenario, TrafficKind};
+use crate::scenario::{self, DstSpec, Multipath, RoutingSpec, Scenario, TrafficKind, N_CLASSES};
 use crate::time::{serialization_time, SimTime};
 use crate::traffic::flows::{workload, FlowRow, Workload};
 use crate::traffic::{Destinations, Pattern, Source};
@@ -91,6 +92,15 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         host.rx.rate_bps = h.rx_rate_bps;
         host.rx.limit_bytes = bytes(h.rx_buffer_bytes);
         host.rx.pause = h.rx_pause.clone();
+        if let Some(pfc) = sc.pfc.as_ref().filter(|p| p.host_rx) {
+            host.rx.pfc = Some(Box::new(ReceiverPfc {
+                lossless_mask: pfc.lossless_mask(),
+                xoff_bytes: pfc.xoff_bytes.round() as u64,
+                xon_bytes: pfc.xon_bytes.round() as u64,
+                quanta: pfc.quanta,
+                class_bytes: [0; N_CLASSES],
+            }));
+        }
         for step in &h.rx_schedule {
             rate_changes.push((
                 SimTime::from_secs_f64(step.at_s),
@@ -110,6 +120,14 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         let mut sw = Switch::new(s.name.clone(), limits, s.pause.filter(|p| p.enabled));
         sw.ports = port_iter.next().expect("one port list per node");
         sw.finish_ports();
+        if let Some(pfc) = &sc.pfc {
+            let quanta: [u32; N_CLASSES] = std::array::from_fn(|c| pfc.dwrr_quantum_bytes[c]);
+            for port in sw.ports.iter_mut() {
+                port.data_q.set_scheduler(pfc.scheduler, quanta);
+            }
+            let n_ports = sw.ports.len();
+            sw.pfc = Some(Box::new(SwitchPfc::new(pfc, n_ports, limits.shared_bytes)));
+        }
         if s.cp {
             for cp in sw.cps.iter_mut() {
                 *cp = CongestionPoint::new(
@@ -299,7 +317,7 @@ fn build_sources(
             let line_rate = nodes[host as usize].ports()[0].line_rate_bps;
             let start = SimTime::from_secs_f64(t.start_s);
             let stop = t.stop_s.map_or(SimTime::MAX, SimTime::from_secs_f64);
-            let source = match t.kind {
+            let mut source = match t.kind {
                 TrafficKind::Bernoulli => Source::bernoulli(
                     host,
                     host,
@@ -324,6 +342,7 @@ fn build_sources(
                         stop,
                         rng,
                         active: false,
+                        priority: 0,
                     }
                 }
                 TrafficKind::Saturate => Source {
@@ -336,9 +355,11 @@ fn build_sources(
                     stop,
                     rng,
                     active: false,
+                    priority: 0,
                 },
                 TrafficKind::Flows | TrafficKind::FlowTrace => unreachable!("skipped above"),
             };
+            source.priority = t.priority;
             sources.push(source);
         }
     }

@@ -167,6 +167,14 @@ impl Simulation {
                 let (nodes, mut ctx) = self.ctx();
                 nodes[node as usize].on_xoff_refresh(node, port, &mut ctx);
             }
+            EventKind::PfcExpire { node, port, class } => {
+                let (nodes, mut ctx) = self.ctx();
+                nodes[node as usize].on_pfc_expire(node, port, class as usize, &mut ctx);
+            }
+            EventKind::PfcRefresh { node, port, class } => {
+                let (nodes, mut ctx) = self.ctx();
+                nodes[node as usize].on_pfc_refresh(node, port, class as usize, &mut ctx);
+            }
             EventKind::SourceArrival(s) => self.on_source(s as usize),
             EventKind::FlowStart(id) => self.on_flow_start(id),
             EventKind::HostWake { node, generation } => {
@@ -224,17 +232,19 @@ impl Simulation {
             src.active = on;
             let dst = src.pick_destination();
             let bytes = on.then_some(src.frame_bytes);
+            let priority = src.priority;
             if on && src.stop < SimTime::MAX {
                 self.q
                     .schedule(src.stop, EventKind::SourceArrival(s as u32));
             }
             let (nodes, mut ctx) = self.ctx();
             if let Node::Host(h) = &mut nodes[node as usize] {
-                h.set_saturating(node, dst, bytes, &mut ctx);
+                h.set_saturating(node, dst, bytes, priority, &mut ctx);
             }
             return;
         }
-        let frame = Frame::data(src.host, src.pick_destination(), src.frame_bytes, now);
+        let mut frame = Frame::data(src.host, src.pick_destination(), src.frame_bytes, now);
+        frame.priority = src.priority;
         let next = src.next_arrival(now);
         if next < src.stop {
             self.q.schedule(next, EventKind::SourceArrival(s as u32));

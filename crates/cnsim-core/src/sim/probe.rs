@@ -5,6 +5,7 @@ use crate::net::host::Host;
 use crate::net::port::Port;
 use crate::net::switch::Switch;
 use crate::net::Node;
+use crate::scenario::N_CLASSES;
 use crate::stats::Recorder;
 use crate::time::SimTime;
 
@@ -17,7 +18,15 @@ pub struct ProbeState {
     prev_port: Vec<Vec<(u64, SimTime)>>,
     /// Host names by host id, for naming rate limiters "host->dst".
     host_names: Vec<String>,
+    /// PFC: time paused per class at the previous probe and the entity ("node->peer:c3"),
+    /// per port; made when a port's class is first paused.
+    prev_pfc: Vec<Vec<PfcProbe>>,
+    /// Entities "node->peer:c3" of the class queues, per switch port; made on first use.
+    class_entity: Vec<Vec<[Option<u32>; N_CLASSES]>>,
 }
+
+/// Per class of one port: time paused at the previous probe, and the series' entity.
+type PfcProbe = [(SimTime, Option<u32>); N_CLASSES];
 
 impl ProbeState {
     pub fn new(nodes: &[Node], rec: &mut Recorder) -> ProbeState {
@@ -36,6 +45,14 @@ impl ProbeState {
                 .iter()
                 .filter(|n| matches!(n, Node::Host(_)))
                 .map(|n| n.name().to_string())
+                .collect(),
+            prev_pfc: nodes
+                .iter()
+                .map(|n| vec![[(SimTime::ZERO, None); N_CLASSES]; n.ports().len()])
+                .collect(),
+            class_entity: nodes
+                .iter()
+                .map(|n| vec![[None; N_CLASSES]; n.ports().len()])
                 .collect(),
         }
     }
@@ -69,6 +86,10 @@ pub fn sample(
                 now,
                 interval,
             );
+            sample_pfc(port, &mut st.prev_pfc[i][j], rec, now, interval);
+            if is_switch {
+                sample_classes(port, &mut st.class_entity[i][j], rec);
+            }
         }
         if let Node::Switch(s) = node {
             for (j, cp) in s.cps.iter().enumerate() {
@@ -149,4 +170,37 @@ fn sample_port(
         rec.record("queue_bytes", entity, p.data_bytes as f64);
     }
     *prev = (p.stats.data_tx_bytes, paused);
+}
+
+/// `pfc_paused_frac` per (port, class) once the class has been paused there.
+fn sample_pfc(p: &Port, prev: &mut PfcProbe, rec: &mut Recorder, now: SimTime, interval: SimTime) {
+    let Some(state) = &p.pfc else {
+        return;
+    };
+    for (c, (prev_paused, entity)) in prev.iter_mut().enumerate() {
+        let paused = state.paused_time(c, now);
+        if paused == SimTime::ZERO {
+            continue;
+        }
+        let e = *entity.get_or_insert_with(|| rec.entity(&format!("{}:c{c}", p.name)));
+        let frac = (paused - *prev_paused).as_secs_f64() / interval.as_secs_f64();
+        rec.record("pfc_paused_frac", e, frac);
+        *prev_paused = paused;
+    }
+}
+
+/// `class_queue_bytes` per class of a switch port, once the port has carried a class other
+/// than 0 (a port whose data is all class 0 has only `queue_bytes`).
+fn sample_classes(p: &Port, entities: &mut [Option<u32>; N_CLASSES], rec: &mut Recorder) {
+    let used = p.data_q.used();
+    if used <= 1 {
+        return;
+    }
+    for (c, entity) in entities.iter_mut().enumerate() {
+        if used & (1 << c) == 0 {
+            continue;
+        }
+        let e = *entity.get_or_insert_with(|| rec.entity(&format!("{}:c{c}", p.name)));
+        rec.record("class_queue_bytes", e, p.data_q.class_bytes(c) as f64);
+    }
 }

@@ -42,10 +42,12 @@ pub enum ControlKind {
     Bcn00 = 6,
     PathProbe = 7,
     Cnp = 8,
-    E2cmProbe = 9,
+    PfcXoff = 9,
+    PfcXon = 10,
+    E2cmProbe = 11,
 }
 
-pub const CONTROL_KINDS: [(ControlKind, &str); 10] = [
+pub const CONTROL_KINDS: [(ControlKind, &str); 12] = [
     (ControlKind::Xoff, "pause_xoff"),
     (ControlKind::Xon, "pause_xon"),
     (ControlKind::Cnm, "qcn_cnm"),
@@ -55,6 +57,8 @@ pub const CONTROL_KINDS: [(ControlKind, &str); 10] = [
     (ControlKind::Bcn00, "bcn_00"),
     (ControlKind::PathProbe, "path_probe"),
     (ControlKind::Cnp, "dcqcn_cnp"),
+    (ControlKind::PfcXoff, "pfc_xoff"),
+    (ControlKind::PfcXon, "pfc_xon"),
     (ControlKind::E2cmProbe, "e2cm_probe"),
 ];
 
@@ -65,7 +69,7 @@ pub struct Counters {
     pub delivered: u64,
     pub delivered_bytes: u64,
     pub dropped: [u64; 6],
-    pub control_sent: [u64; 10],
+    pub control_sent: [u64; 12],
     /// Scheme messages riding the data queue that a full buffer turned away.
     pub control_dropped: u64,
     pub control_bytes: u64,

@@ -66,6 +66,8 @@ pub struct Source {
     pub rng: SimRng,
     /// Saturating sources: whether the backlog is switched on.
     pub active: bool,
+    /// 802.1Q priority class of the frames.
+    pub priority: u8,
 }
 
 impl Source {
@@ -93,6 +95,7 @@ impl Source {
             stop,
             rng,
             active: false,
+            priority: 0,
         }
     }
 

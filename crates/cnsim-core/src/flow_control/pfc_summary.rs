@@ -1,0 +1,201 @@
+//! The summary's `pfc` section: per priority class, what PFC did over the run (frames sent and
+//! received, time paused, headroom used and overrun) and one plain line saying why it did or
+//! did not fire, so a user never has to guess from the counters.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::net::switch_pfc::PfcClassStats;
+use crate::net::Node;
+use crate::scenario::{PfcSpec, PfcThreshold, N_CLASSES};
+use crate::time::SimTime;
+
+/// `summary.pfc`: null without `[pfc]`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PfcSummary {
+    /// The class-enable vector that ran.
+    pub lossless_classes: Vec<u8>,
+    /// `static` or `dynamic`.
+    pub threshold: PfcThreshold,
+    /// Per class ("0".."7"): the lossless classes and every class that carried traffic.
+    pub classes: BTreeMap<String, PfcClassSummary>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PfcClassSummary {
+    pub lossless: bool,
+    /// Frames of the class that arrived at a switch, dropped ones included.
+    pub frames_at_switches: u64,
+    /// PFC frames sent for the class (switch ports), refreshes included.
+    pub xoff_sent: u64,
+    pub xon_sent: u64,
+    /// PFC frames for the class that reached a port (switches and hosts).
+    pub frames_received: u64,
+    /// Time the class was paused, summed over all ports that sent it.
+    pub paused_s: f64,
+    /// Time paused per transmitting port ("node->peer"), ports never paused left out.
+    pub paused_s_by_port: BTreeMap<String, f64>,
+    /// The largest byte count of one (ingress port, class) outside headroom, and the XOFF in
+    /// force at that moment (dynamic thresholds move).
+    pub peak_ingress_bytes: u64,
+    pub xoff_at_peak_bytes: u64,
+    /// Most headroom one (ingress port, class) used, and the configured headroom.
+    pub max_headroom_bytes: u64,
+    pub headroom_bytes: u64,
+    /// Frames dropped because the headroom was overrun (lossless classes; in
+    /// `frames.dropped.ingress`).
+    pub headroom_overflow_drops: u64,
+    /// Frames dropped at the switches' buffer limits (lossy classes).
+    pub lossy_drops: u64,
+    /// Why PFC did or did not fire for the class, in one line.
+    pub why: String,
+}
+
+pub fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSummary {
+    let mut stats = [PfcClassStats::default(); N_CLASSES];
+    let mut xoff_sent = [0u64; N_CLASSES];
+    let mut xon_sent = [0u64; N_CLASSES];
+    let mut received = [0u64; N_CLASSES];
+    let mut paused: [BTreeMap<String, f64>; N_CLASSES] = Default::default();
+    for node in nodes {
+        if let Node::Switch(sw) = node {
+            if let Some(pfc) = &sw.pfc {
+                for (total, s) in stats.iter_mut().zip(&pfc.stats) {
+                    merge(total, s);
+                }
+            }
+        }
+        for port in node.ports() {
+            let Some(state) = &port.pfc else { continue };
+            for c in 0..N_CLASSES {
+                xoff_sent[c] += state.xoff_frames_sent[c];
+                xon_sent[c] += state.xon_frames_sent[c];
+                received[c] += state.frames_received[c];
+                let t = state.paused_time(c, now);
+                if t > SimTime::ZERO {
+                    paused[c].insert(port.name.clone(), t.as_secs_f64());
+                }
+            }
+        }
+    }
+    let headroom_bytes = spec.headroom_bytes.round() as u64;
+    let lossless = spec.lossless_mask();
+    let mut classes = BTreeMap::new();
+    for c in 0..N_CLASSES {
+        let is_lossless = lossless & (1 << c) != 0;
+        let s = &stats[c];
+        if !is_lossless && s.arrived_frames == 0 {
+            continue;
+        }
+        let mut class = PfcClassSummary {
+            lossless: is_lossless,
+            frames_at_switches: s.arrived_frames,
+            xoff_sent: xoff_sent[c],
+            xon_sent: xon_sent[c],
+            frames_received: received[c],
+            paused_s: paused[c].values().fold(0.0, |sum, t| sum + t),
+            paused_s_by_port: std::mem::take(&mut paused[c]),
+            peak_ingress_bytes: s.peak_ingress_bytes,
+            xoff_at_peak_bytes: s.xoff_at_peak_bytes,
+            max_headroom_bytes: s.max_headroom_bytes,
+            headroom_bytes,
+            headroom_overflow_drops: s.headroom_overflow_drops,
+            lossy_drops: s.lossy_drops,
+            why: String::new(),
+        };
+        class.why = why(c, &class, spec.threshold);
+        classes.insert(c.to_string(), class);
+    }
+    PfcSummary {
+        lossless_classes: spec.lossless_classes.clone(),
+        threshold: spec.threshold,
+        classes,
+    }
+}
+
+fn merge(total: &mut PfcClassStats, s: &PfcClassStats) {
+    total.arrived_frames += s.arrived_frames;
+    if s.peak_ingress_bytes > total.peak_ingress_bytes {
+        total.peak_ingress_bytes = s.peak_ingress_bytes;
+        total.xoff_at_peak_bytes = s.xoff_at_peak_bytes;
+    }
+    total.peak_fraction_of_xoff = total.peak_fraction_of_xoff.max(s.peak_fraction_of_xoff);
+    total.max_headroom_bytes = total.max_headroom_bytes.max(s.max_headroom_bytes);
+    total.headroom_overflow_drops += s.headroom_overflow_drops;
+    total.lossy_drops += s.lossy_drops;
+}
+
+/// Bytes as a short human figure to three digits: "19.5 KB", "40 KB", "1.2 MB", "800 B".
+fn kb(bytes: u64) -> String {
+    let (value, unit) = match bytes {
+        b if b >= 1_000_000 => (b as f64 / 1e6, "MB"),
+        b if b >= 1_000 => (b as f64 / 1e3, "KB"),
+        b => return format!("{b} B"),
+    };
+    let digits = if value >= 100.0 { 0 } else { 1 };
+    let text = format!("{value:.digits$}");
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    format!("{text} {unit}")
+}
+
+fn why(c: usize, s: &PfcClassSummary, threshold: PfcThreshold) -> String {
+    if !s.lossless {
+        return format!(
+            "lossy: class {c} is not in lossless_classes, so PFC never pauses it; {} frames \
+             dropped at the switches' buffer limits",
+            s.lossy_drops
+        );
+    }
+    if s.frames_at_switches == 0 {
+        return format!("never fired: no frame of class {c} entered a switch");
+    }
+    let peak = kb(s.peak_ingress_bytes);
+    let xoff = kb(s.xoff_at_peak_bytes);
+    if s.xoff_sent == 0 {
+        return match threshold {
+            PfcThreshold::Static => {
+                format!("never fired: peak ingress bytes of class {c} were {peak} < XOFF {xoff}")
+            }
+            PfcThreshold::Dynamic => format!(
+                "never fired: peak ingress bytes of class {c} were {peak}, below the dynamic \
+                 XOFF ({xoff} at that moment)"
+            ),
+        };
+    }
+    let mut line = format!(
+        "fired: {} XOFF sent; ingress bytes of class {c} reached XOFF (peak {peak}, XOFF {xoff} \
+         then); headroom used up to {} of {}",
+        s.xoff_sent,
+        kb(s.max_headroom_bytes),
+        kb(s.headroom_bytes)
+    );
+    if s.headroom_overflow_drops > 0 {
+        line.push_str(&format!(
+            "; {} frames overran the headroom and were dropped (headroom_bytes is below what \
+             arrives in the pause's reaction time: link rate x round trip + 2 MTU)",
+            s.headroom_overflow_drops
+        ));
+    } else {
+        line.push_str("; no frame lost");
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kb;
+
+    #[test]
+    fn byte_figures_keep_three_digits() {
+        assert_eq!(kb(800), "800 B");
+        assert_eq!(kb(1_500), "1.5 KB");
+        assert_eq!(kb(19_500), "19.5 KB");
+        assert_eq!(kb(40_000), "40 KB");
+        assert_eq!(kb(123_456), "123 KB");
+        assert_eq!(kb(12_000_000), "12 MB");
+    }
+}

@@ -1,0 +1,235 @@
+//! A switch's PFC (IEEE 802.1Qbb) ingress accounting: the bytes each (ingress port, class)
+//! holds in the buffer, its XOFF/XON triggers and its headroom.
+//!
+//! A frame of a lossless class is counted against its (ingress port, class). If it would take
+//! the count past XOFF, or XOFF is already outstanding, it goes to the headroom instead, and the
+//! upstream sender is paused for that class: the headroom absorbs what is still in flight (one
+//! round trip and up to a frame on each side). A frame that does not fit the headroom either is
+//! dropped and counted as a headroom overflow (the headroom is too small for the link). XON
+//! goes out once the headroom is empty and the count is below XON (static) or `xon_offset_bytes`
+//! below the current XOFF (dynamic). Departures release headroom first (as the public ns-3
+//! PFC switches do). XOFF is a fixed byte count, or dynamic: `alpha` x the shared buffer not
+//! yet used outside headroom, re-evaluated for every (port, class) as the buffer fills.
+//!
+//! Lossless frames are not subject to the switch's other buffer limits (`shared_buffer_bytes`,
+//! `output_buffer_bytes`, `input_buffer_bytes`): PFC bounds them. Lossy classes obey those limits
+//! and are counted here only for the summary.
+
+use crate::scenario::{PfcSpec, PfcThreshold, N_CLASSES};
+
+/// What the summary reports per class, over all ingress ports of a switch.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PfcClassStats {
+    /// Frames of the class that arrived at the switch, dropped ones included.
+    pub arrived_frames: u64,
+    /// The largest count outside headroom of one (ingress port, class), and the XOFF in force
+    /// then (dynamic thresholds move).
+    pub peak_ingress_bytes: u64,
+    pub xoff_at_peak_bytes: u64,
+    /// Highest count relative to its XOFF (1.0 = at XOFF).
+    pub peak_fraction_of_xoff: f64,
+    pub max_headroom_bytes: u64,
+    pub headroom_overflow_drops: u64,
+    /// Lossy classes: frames dropped at the switch's buffer limits.
+    pub lossy_drops: u64,
+}
+
+pub struct SwitchPfc {
+    lossless_mask: u8,
+    threshold: PfcThreshold,
+    xoff_bytes: u64,
+    xon_bytes: u64,
+    alpha: f64,
+    xon_offset_bytes: u64,
+    pub headroom_bytes: u64,
+    pub quanta: u16,
+    shared_buffer_bytes: u64,
+    /// Per ingress port and class: bytes counted against XOFF, and bytes in headroom.
+    pub counted_bytes: Vec<[u64; N_CLASSES]>,
+    pub headroom_used: Vec<[u64; N_CLASSES]>,
+    headroom_total: u64,
+    pub stats: [PfcClassStats; N_CLASSES],
+}
+
+/// Where an admitted lossless frame was put.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    Counted,
+    Headroom,
+    /// The headroom is full: drop the frame.
+    Overflow,
+}
+
+impl SwitchPfc {
+    pub fn new(spec: &PfcSpec, n_ports: usize, shared_buffer_bytes: Option<u64>) -> SwitchPfc {
+        SwitchPfc {
+            lossless_mask: spec.lossless_mask(),
+            threshold: spec.threshold,
+            xoff_bytes: spec.xoff_bytes.round() as u64,
+            xon_bytes: spec.xon_bytes.round() as u64,
+            alpha: spec.alpha,
+            xon_offset_bytes: spec.xon_offset_bytes.round() as u64,
+            headroom_bytes: spec.headroom_bytes.round() as u64,
+            quanta: spec.quanta,
+            shared_buffer_bytes: shared_buffer_bytes.unwrap_or(u64::MAX),
+            counted_bytes: vec![[0; N_CLASSES]; n_ports],
+            headroom_used: vec![[0; N_CLASSES]; n_ports],
+            headroom_total: 0,
+            stats: [PfcClassStats::default(); N_CLASSES],
+        }
+    }
+
+    pub fn is_lossless(&self, class: usize) -> bool {
+        self.lossless_mask & (1 << class) != 0
+    }
+
+    pub fn is_dynamic(&self) -> bool {
+        self.threshold == PfcThreshold::Dynamic
+    }
+
+    /// XOFF now, given the switch's buffered bytes (`memory_bytes`, headroom included).
+    pub fn xoff_now(&self, memory_bytes: u64) -> u64 {
+        match self.threshold {
+            PfcThreshold::Static => self.xoff_bytes,
+            PfcThreshold::Dynamic => {
+                let outside_headroom = memory_bytes.saturating_sub(self.headroom_total);
+                let free = self.shared_buffer_bytes.saturating_sub(outside_headroom);
+                (self.alpha * free as f64) as u64
+            }
+        }
+    }
+
+    /// A frame of `class` from `port` enters the buffer (`xoff_out`: XOFF is outstanding for
+    /// it). Lossy classes are only counted.
+    pub fn admit(
+        &mut self,
+        port: usize,
+        class: usize,
+        bytes: u64,
+        xoff_out: bool,
+        memory_bytes: u64,
+    ) -> Admission {
+        self.stats[class].arrived_frames += 1;
+        let xoff = self.xoff_now(memory_bytes);
+        let counted = self.counted_bytes[port][class];
+        let lossless = self.is_lossless(class);
+        if lossless && (xoff_out || counted + bytes > xoff) {
+            let used = self.headroom_used[port][class];
+            if used + bytes > self.headroom_bytes {
+                self.stats[class].headroom_overflow_drops += 1;
+                return Admission::Overflow;
+            }
+            self.headroom_used[port][class] = used + bytes;
+            self.headroom_total += bytes;
+            let s = &mut self.stats[class];
+            s.max_headroom_bytes = s.max_headroom_bytes.max(used + bytes);
+            return Admission::Headroom;
+        }
+        self.counted_bytes[port][class] = counted + bytes;
+        self.note_peak(class, counted + bytes, xoff);
+        Admission::Counted
+    }
+
+    /// A frame of a lossy class was dropped at the switch's buffer limits.
+    pub fn count_lossy_drop(&mut self, class: usize) {
+        self.stats[class].arrived_frames += 1;
+        self.stats[class].lossy_drops += 1;
+    }
+
+    fn note_peak(&mut self, class: usize, level: u64, xoff: u64) {
+        let s = &mut self.stats[class];
+        if level > s.peak_ingress_bytes {
+            s.peak_ingress_bytes = level;
+            s.xoff_at_peak_bytes = xoff;
+        }
+        let fraction = level as f64 / xoff.max(1) as f64;
+        s.peak_fraction_of_xoff = s.peak_fraction_of_xoff.max(fraction);
+    }
+
+    /// A frame of `class` that came in by `port` leaves the buffer: headroom empties first.
+    pub fn release(&mut self, port: usize, class: usize, bytes: u64) {
+        let room = &mut self.headroom_used[port][class];
+        let from_headroom = bytes.min(*room);
+        *room -= from_headroom;
+        self.headroom_total -= from_headroom;
+        self.counted_bytes[port][class] -= bytes - from_headroom;
+    }
+
+    /// Should the sender on `port` be paused for lossless `class`? `on`: it is now.
+    pub fn wants_pause(&self, port: usize, class: usize, on: bool, memory_bytes: u64) -> bool {
+        if self.headroom_used[port][class] > 0 {
+            return true;
+        }
+        let level = self.counted_bytes[port][class];
+        let xoff = self.xoff_now(memory_bytes);
+        match (self.threshold, on) {
+            (PfcThreshold::Static, true) => level >= self.xon_bytes,
+            (PfcThreshold::Dynamic, true) => level + self.xon_offset_bytes > xoff,
+            (_, false) => level > xoff,
+        }
+    }
+
+    /// The class-enable vector (bit c = class c is lossless).
+    pub fn lossless_mask(&self) -> u8 {
+        self.lossless_mask
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(threshold: PfcThreshold) -> PfcSpec {
+        PfcSpec {
+            lossless_classes: vec![3],
+            threshold,
+            xoff_bytes: 3000.0,
+            xon_bytes: 1500.0,
+            alpha: 0.5,
+            xon_offset_bytes: 1000.0,
+            headroom_bytes: 3000.0,
+            ..PfcSpec::default()
+        }
+    }
+
+    #[test]
+    fn frames_past_xoff_go_to_headroom_then_overflow() {
+        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Static), 2, None);
+        assert_eq!(pfc.admit(0, 3, 1500, false, 0), Admission::Counted);
+        assert_eq!(pfc.admit(0, 3, 1500, false, 1500), Admission::Counted);
+        assert!(
+            !pfc.wants_pause(0, 3, false, 3000),
+            "3000 B is not above XOFF"
+        );
+        assert_eq!(pfc.admit(0, 3, 1500, false, 3000), Admission::Headroom);
+        assert!(pfc.wants_pause(0, 3, false, 4500));
+        assert_eq!(pfc.admit(0, 3, 1500, true, 4500), Admission::Headroom);
+        assert_eq!(pfc.admit(0, 3, 1500, true, 6000), Admission::Overflow);
+        assert_eq!(pfc.stats[3].max_headroom_bytes, 3000);
+        assert_eq!(pfc.stats[3].headroom_overflow_drops, 1);
+        // Departures empty the headroom first; XON below 1500 B with no headroom in use.
+        pfc.release(0, 3, 1500);
+        pfc.release(0, 3, 1500);
+        assert_eq!(pfc.headroom_used[0][3], 0);
+        assert!(pfc.wants_pause(0, 3, true, 3000), "3000 B >= XON");
+        pfc.release(0, 3, 1500);
+        assert!(pfc.wants_pause(0, 3, true, 1500), "1500 B is not below XON");
+        pfc.release(0, 3, 1500);
+        assert!(!pfc.wants_pause(0, 3, true, 0));
+        // Lossy classes never go to headroom.
+        assert_eq!(pfc.admit(1, 0, 9000, false, 0), Admission::Counted);
+    }
+
+    #[test]
+    fn dynamic_xoff_is_alpha_times_free_shared_buffer() {
+        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Dynamic), 2, Some(100_000));
+        // alpha 0.5 x (100,000 - 40,000) = 30,000 B.
+        assert_eq!(pfc.xoff_now(40_000), 30_000);
+        assert_eq!(pfc.admit(0, 3, 1500, false, 0), Admission::Counted);
+        // The other traffic fills the buffer: XOFF = 0.5 x (100,000 - 98,000) = 1,000 < 1,500.
+        assert!(pfc.wants_pause(0, 3, false, 98_000));
+        // XON when 1,500 + 1,000 <= XOFF, i.e. free >= 5,000: at 95,000 B buffered.
+        assert!(pfc.wants_pause(0, 3, true, 95_001));
+        assert!(!pfc.wants_pause(0, 3, true, 95_000));
+    }
+}

@@ -1,0 +1,448 @@
+//! IEEE 802.1Qbb PFC (protocols.md sections 1 and 5): per-class timing at a host (a paused
+//! class stops after the frame in progress and resumes on XON or at its timer's end, to the
+//! picosecond; other classes and control frames keep going), lossless classes never drop,
+//! headroom overflow is counted and explained, lossy classes drop, the dynamic threshold, the
+//! strict and DWRR schedulers' shares, and the summary's "why" line.
+//!
+//! Units: at 10 Gb/s a 1500 B frame takes 1.2 us and one quantum (512 bit times) 51.2 ns.
+
+mod common;
+
+use cnsim_core::cc::Scheme;
+use cnsim_core::engine::{EventKind, EventQueue};
+use cnsim_core::flows::FlowTable;
+use cnsim_core::net::frame::{Frame, Payload};
+use cnsim_core::net::host::Host;
+use cnsim_core::net::port::Port;
+use cnsim_core::net::{Ctx, Node};
+use cnsim_core::rng::{stream, StreamKind};
+use cnsim_core::stats::Counters;
+use cnsim_core::time::SimTime;
+use common::*;
+use serde_json::Value;
+
+fn us(x: f64) -> SimTime {
+    SimTime::from_secs_f64(x * 1e-6)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-class timing at a host: a one-node harness driving the public element API.
+
+/// Host "a" (node 0), 10 Gb/s, with frames of class 3 to host 1 and of class 0 to host 2, and
+/// PFC frames (class, quanta) injected at given times.
+struct OneHost {
+    q: EventQueue,
+    counters: Counters,
+    flows: FlowTable,
+    scheme: Scheme,
+    node: Node,
+    injections: Vec<(SimTime, u8, u16)>,
+    /// (time the last bit left, class) of every data frame sent.
+    sent: Vec<(SimTime, u8)>,
+}
+
+impl OneHost {
+    fn new(frames_per_class: usize, mut injections: Vec<(SimTime, u8, u16)>) -> OneHost {
+        let port = Port::new("a->sw".into(), 1, 0, 10e9, us(1.0));
+        let host = Host::new(0, "a".into(), port, stream(1, StreamKind::ReactionPoint, 0));
+        let mut h = OneHost {
+            q: EventQueue::new(),
+            counters: Counters::default(),
+            flows: FlowTable::default(),
+            scheme: Scheme::None,
+            node: Node::Host(Box::new(host)),
+            injections: Vec::new(),
+            sent: Vec::new(),
+        };
+        for (t, _, _) in &injections {
+            // The harness has no probes: a Probe event means "the next injection is due".
+            h.q.schedule(*t, EventKind::Probe);
+        }
+        injections.reverse();
+        h.injections = injections;
+        for (dst, class) in [(1, 3), (2, 0)] {
+            for _ in 0..frames_per_class {
+                let mut frame = Frame::data(0, dst, 1500, SimTime::ZERO);
+                frame.priority = class;
+                let mut ctx = Ctx {
+                    q: &mut h.q,
+                    counters: &mut h.counters,
+                    flows: &mut h.flows,
+                    scheme: &h.scheme,
+                    control_bytes: 64,
+                };
+                let Node::Host(host) = &mut h.node else {
+                    unreachable!()
+                };
+                host.enqueue_generated(0, frame, &mut ctx);
+            }
+        }
+        h
+    }
+
+    fn run(&mut self, end: SimTime) {
+        while let Some(ev) = self.q.pop_until(end) {
+            let now = self.q.now();
+            let mut ctx = Ctx {
+                q: &mut self.q,
+                counters: &mut self.counters,
+                flows: &mut self.flows,
+                scheme: &self.scheme,
+                control_bytes: 64,
+            };
+            match ev {
+                EventKind::Arrive { node, port } => {
+                    // Hosts hand whole frames to the link: a frame's transmission ended one
+                    // link delay before it arrives.
+                    let p = self.node.port_mut(port);
+                    let (arrival, frame) = p.pipe.pop_front().expect("Arrive on an empty pipe");
+                    if frame.is_data() {
+                        self.sent.push((arrival - p.delay, frame.priority));
+                    }
+                    if let Some(&(next, _)) = p.pipe.front() {
+                        ctx.q.schedule(next, EventKind::Arrive { node, port });
+                    }
+                }
+                EventKind::PfcExpire { node, port, class } => {
+                    self.node
+                        .on_pfc_expire(node, port, class as usize, &mut ctx)
+                }
+                EventKind::HostWake { node, generation } => {
+                    if let Node::Host(h) = &mut self.node {
+                        h.on_wake(node, generation, &mut ctx);
+                    }
+                }
+                EventKind::Probe => {
+                    let (_, class, quanta) = self.injections.pop().expect("injection");
+                    let pfc = Frame::control(Payload::Pfc { class, quanta }, 9, 9, 9, 64, now);
+                    self.node.receive(0, 0, pfc, &mut ctx);
+                }
+                other => panic!("unexpected event {other:?}"),
+            }
+        }
+    }
+
+    fn done(&self, class: u8) -> Vec<SimTime> {
+        (self.sent.iter())
+            .filter(|(_, c)| *c == class)
+            .map(|(t, _)| *t)
+            .collect()
+    }
+}
+
+#[test]
+fn a_paused_class_finishes_its_frame_waits_for_the_timer_and_others_keep_sending() {
+    // Class 3's first frame leaves 0 - 1.2 us. PFC(class 3, 100 quanta = 5.12 us) arrives at
+    // 0.5 us, mid-frame: that frame still completes at 1.2 us; class 0 then sends back to back
+    // (2.4, 3.6, 4.8 us) and class 3 resumes exactly at 0.5 + 5.12 = 5.62 us (done at 6.82,
+    // 8.02 us).
+    let mut h = OneHost::new(3, vec![(us(0.5), 3, 100)]);
+    h.run(us(100.0));
+    assert_eq!(h.done(3), vec![us(1.2), us(6.82), us(8.02)]);
+    assert_eq!(h.done(0), vec![us(2.4), us(3.6), us(4.8)]);
+    let pfc = h.node.ports()[0].pfc.as_ref().expect("PFC state");
+    assert_eq!(pfc.paused_time(3, us(100.0)), us(5.12));
+    assert_eq!(pfc.paused_time(0, us(100.0)), SimTime::ZERO);
+    assert_eq!(pfc.frames_received[3], 1);
+}
+
+#[test]
+fn a_paused_class_resumes_at_xon() {
+    // XOFF(65535) for class 3 at 0.5 us, XON at 3.0 us (during class 0's second frame, 2.4 -
+    // 3.6 us): class 3 takes its turn at 3.6 us (done 4.8 us), the VOQs alternate after.
+    let mut h = OneHost::new(3, vec![(us(0.5), 3, u16::MAX), (us(3.0), 3, 0)]);
+    h.run(us(100.0));
+    assert_eq!(h.done(3), vec![us(1.2), us(4.8), us(7.2)]);
+    assert_eq!(h.done(0), vec![us(2.4), us(3.6), us(6.0)]);
+    let pfc = h.node.ports()[0].pfc.as_ref().expect("PFC state");
+    assert_eq!(pfc.paused_time(3, us(100.0)), us(2.5));
+}
+
+#[test]
+fn pausing_a_class_without_traffic_changes_nothing() {
+    let mut h = OneHost::new(2, vec![(us(0.5), 5, u16::MAX)]);
+    h.run(us(100.0));
+    assert_eq!(h.done(3), vec![us(1.2), us(2.4)]);
+    assert_eq!(h.done(0), vec![us(3.6), us(4.8)]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through a switch: three senders into one 10 Gb/s port.
+
+/// Three saturating senders of `class` into `recv` through one switch with a 60 KB output
+/// limit, 1 us links, 2 ms; `pfc` is the `[pfc]` table (empty: none).
+fn incast(class: u8, pfc: &str) -> String {
+    ScenarioToml::new("pfc-incast", 2e-3)
+        .hosts(&["a", "b", "c", "recv"])
+        .switch_with("sw", "output_buffer_bytes = 60000")
+        .link("a", "sw", G10, 1e-6)
+        .link("b", "sw", G10, 1e-6)
+        .link("c", "sw", G10, 1e-6)
+        .link("sw", "recv", G10, 1e-6)
+        .traffic(
+            "saturate",
+            &["a", "b", "c"],
+            "recv",
+            &format!("priority = {class}"),
+        )
+        .probe_interval(1e-4)
+        .raw(pfc)
+        .build()
+}
+
+fn class<'a>(s: &'a Value, c: &str) -> &'a Value {
+    at(s, &format!("pfc/classes/{c}"))
+}
+
+#[test]
+fn a_lossless_class_never_drops_and_its_senders_share_the_port() {
+    let r = run(&incast(3, "[pfc]\nxoff_bytes = 20000\nxon_bytes = 10000"));
+    let s = &r.summary;
+    assert!(r.conserved);
+    assert_eq!(u(s, "frames/dropped/total"), 0);
+    let c3 = class(s, "3");
+    assert!(u(c3, "xoff_sent") > 0 && u(c3, "xon_sent") > 0);
+    assert_eq!(u(c3, "headroom_overflow_drops"), 0);
+    assert_eq!(
+        u(c3, "peak_ingress_bytes"),
+        19_500,
+        "13 frames fit below XOFF 20,000 B"
+    );
+    // Headroom: the frame in flight when XOFF went out, the one the sender had started, plus
+    // what the 1 us links hold each way: (2 x 1 us x 10 Gb/s + 2 frames) < 30 KB.
+    let headroom = u(c3, "max_headroom_bytes");
+    assert!(
+        headroom > 0 && headroom <= 2 * 1250 + 2 * 1500 + 1500,
+        "{headroom}"
+    );
+    assert!(at(c3, "why").as_str().unwrap().starts_with("fired:"));
+    // The port runs at line rate; each sender gets a third of it.
+    for h in ["a", "b", "c"] {
+        let bps = f(s, &format!("per_source/{h}/throughput_bps"));
+        assert!((bps / (10e9 / 3.0) - 1.0).abs() < 0.05, "{h}: {bps}");
+    }
+    assert_eq!(
+        u(s, "control_frames/pfc_xoff"),
+        u(c3, "xoff_sent"),
+        "every PFC frame is of class 3"
+    );
+    assert!(!series(&r, "pfc_paused_frac", "a->sw:c3").is_empty());
+}
+
+#[test]
+fn the_same_incast_without_pfc_drops_and_a_lossy_class_drops() {
+    let none = run(&incast(3, ""));
+    assert!(u(&none.summary, "frames/dropped/egress") > 0);
+    assert!(none.summary["pfc"].is_null());
+    // With PFC on but the traffic in class 0 (lossy): dropped at the output limit, and the
+    // summary says why nothing was paused.
+    let lossy = run(&incast(0, "[pfc]"));
+    let s = &lossy.summary;
+    assert!(u(s, "frames/dropped/egress") > 0);
+    assert_eq!(u(s, "control_frames/pfc_xoff"), 0);
+    let c0 = class(s, "0");
+    assert_eq!(u(c0, "lossy_drops"), u(s, "frames/dropped/egress"));
+    assert!(at(c0, "why").as_str().unwrap().starts_with("lossy"));
+    let c3 = class(s, "3");
+    assert_eq!(
+        at(c3, "why").as_str().unwrap(),
+        "never fired: no frame of class 3 entered a switch"
+    );
+}
+
+#[test]
+fn why_pfc_did_not_fire_names_the_peak_and_xoff() {
+    // One sender at 50%: the queue never builds past a frame or two.
+    let text = ScenarioToml::new("pfc-light", 1e-3)
+        .hosts(&["a", "recv"])
+        .switch("sw")
+        .link("a", "sw", G10, 1e-6)
+        .link("sw", "recv", G10, 1e-6)
+        .traffic("bernoulli", &["a"], "recv", "load = 0.5\npriority = 3")
+        .raw("[pfc]")
+        .build();
+    let s = run(&text).summary;
+    let c3 = class(&s, "3");
+    assert_eq!(u(c3, "xoff_sent"), 0);
+    assert_eq!(
+        at(c3, "why").as_str().unwrap(),
+        "never fired: peak ingress bytes of class 3 were 1.5 KB < XOFF 40 KB"
+    );
+}
+
+#[test]
+fn a_headroom_smaller_than_the_round_trip_overflows_and_says_so() {
+    // 20 us links hold 25 KB each way: 5 KB of headroom cannot absorb what is in flight.
+    let text = incast(
+        3,
+        "[pfc]\nxoff_bytes = 20000\nxon_bytes = 10000\nheadroom_bytes = 5000",
+    )
+    .replace("delay_s = 1e-6", "delay_s = 2e-5");
+    let r = run(&text);
+    let s = &r.summary;
+    assert!(r.conserved);
+    let c3 = class(s, "3");
+    let overflow = u(c3, "headroom_overflow_drops");
+    assert!(overflow > 0);
+    assert_eq!(u(s, "frames/dropped/ingress"), overflow);
+    assert_eq!(u(c3, "max_headroom_bytes"), 4500);
+    assert!(at(c3, "why")
+        .as_str()
+        .unwrap()
+        .contains("overran the headroom"));
+}
+
+#[test]
+fn dynamic_thresholds_keep_the_shared_buffer_and_drop_nothing() {
+    let text = incast(
+        3,
+        "[pfc]\nthreshold = \"dynamic\"\nalpha = 0.5\nheadroom_bytes = 30000",
+    )
+    .replace("output_buffer_bytes = 60000", "shared_buffer_bytes = 90000");
+    let r = run(&text);
+    let s = &r.summary;
+    assert!(r.conserved);
+    assert_eq!(u(s, "frames/dropped/total"), 0);
+    let c3 = class(s, "3");
+    assert!(u(c3, "xoff_sent") > 0);
+    // Three inputs at alpha 0.5 settle where each holds 0.5 x the free buffer: X = 0.5 x
+    // (90,000 - 3X) -> X = 18 KB (give or take a frame), never past the XOFF of its time.
+    let peak = u(c3, "peak_ingress_bytes");
+    let xoff = u(c3, "xoff_at_peak_bytes");
+    assert!(peak <= xoff, "{peak} > {xoff}");
+    assert!(peak.abs_diff(18_000) <= 1500, "{peak}");
+}
+
+/// Two saturating senders, `a` in class 0 and `b` in class 1, both lossless, into one port.
+fn two_classes(scheduler: &str) -> cnsim_core::Report {
+    let text = ScenarioToml::new("pfc-sched", 4e-3)
+        .hosts(&["a", "b", "recv"])
+        .switch("sw")
+        .link("a", "sw", G10, 1e-6)
+        .link("b", "sw", G10, 1e-6)
+        .link("sw", "recv", G10, 1e-6)
+        .traffic("saturate", &["a"], "recv", "priority = 0")
+        .traffic("saturate", &["b"], "recv", "priority = 1")
+        .raw(&format!(
+            "[pfc]\nlossless_classes = [0, 1]\nxoff_bytes = 20000\nxon_bytes = 10000\n{scheduler}"
+        ))
+        .probe_interval(1e-4)
+        .build();
+    let r = run(&text);
+    assert!(r.conserved);
+    assert_eq!(u(&r.summary, "frames/dropped/total"), 0);
+    r
+}
+
+#[test]
+fn strict_priority_gives_the_port_to_the_higher_class() {
+    let r = two_classes("scheduler = \"strict\"");
+    let s = &r.summary;
+    // The class queues split the port's queue: class 0 holds what it sent and cannot leave.
+    let total = series(&r, "queue_bytes", "sw->recv");
+    let c0 = series(&r, "class_queue_bytes", "sw->recv:c0");
+    let c1 = series(&r, "class_queue_bytes", "sw->recv:c1");
+    assert_eq!(total.len(), c0.len());
+    for ((t, q), ((_, q0), (_, q1))) in total.iter().zip(c0.iter().zip(&c1)) {
+        assert_eq!(*q, q0 + q1, "at {t} s");
+    }
+    assert!(c0.last().unwrap().1 >= 20_000.0);
+    let a = f(s, "per_source/a/throughput_bps");
+    let b = f(s, "per_source/b/throughput_bps");
+    // Class 0 only gets what it sent before its first pause: XOFF + headroom, 20 KB + a few
+    // frames, over 4 ms.
+    assert!(a < 0.1e9, "{a}");
+    assert!(b > 9.8e9, "{b}");
+}
+
+#[test]
+fn dwrr_shares_the_port_by_quantum() {
+    let r = two_classes(
+        "scheduler = \"dwrr\"\ndwrr_quantum_bytes = [1500, 4500, 1500, 1500, 1500, 1500, 1500, 1500]",
+    );
+    let s = &r.summary;
+    let a = f(s, "per_source/a/throughput_bps");
+    let b = f(s, "per_source/b/throughput_bps");
+    // Quanta 1:3 -> 2.5 and 7.5 Gb/s (the senders are held to what the port serves).
+    assert!((a / 2.5e9 - 1.0).abs() < 0.03, "{a}");
+    assert!((b / 7.5e9 - 1.0).abs() < 0.03, "{b}");
+}
+
+#[test]
+fn xoff_is_refreshed_every_half_pause_time_while_the_condition_holds() {
+    // Under strict priority class 0 never drains: its XOFF (65535 quanta = 3.355392 ms at
+    // 10 Gb/s) goes out once early and is re-sent every 1.677696 ms: at most 3 in 4 ms, no XON.
+    let r = two_classes("scheduler = \"strict\"");
+    let c0 = class(&r.summary, "0");
+    assert_eq!(u(c0, "xoff_sent"), 3);
+    assert_eq!(u(c0, "xon_sent"), 0);
+    let paused = f(c0, "paused_s_by_port/a->sw");
+    assert!(paused > 4e-3 - 30e-6 && paused < 4e-3, "{paused}");
+    // Class 1 is served first at the line rate it arrives at: never paused.
+    assert_eq!(u(class(&r.summary, "1"), "xoff_sent"), 0);
+}
+
+#[test]
+fn an_802_3x_pause_still_holds_every_class() {
+    // The receiver pauses its switch port (802.3x, all classes) with a small receive buffer;
+    // frames of both lossless classes wait in the switch and nothing is lost.
+    let text = ScenarioToml::new("pfc-and-pause", 2e-3)
+        .hosts(&["a", "b"])
+        .host_with(
+            "recv",
+            "rx_rate_bps = 5e9\nrx_buffer_bytes = 60000\n\
+             rx_pause = { xoff_bytes = 30000, xon_bytes = 15000 }",
+        )
+        .switch("sw")
+        .link("a", "sw", G10, 1e-6)
+        .link("b", "sw", G10, 1e-6)
+        .link("sw", "recv", G10, 1e-6)
+        .traffic("saturate", &["a"], "recv", "priority = 0")
+        .traffic("saturate", &["b"], "recv", "priority = 1")
+        .raw("[pfc]\nlossless_classes = [0, 1]\nxoff_bytes = 20000\nxon_bytes = 10000")
+        .build();
+    let r = run(&text);
+    let s = &r.summary;
+    assert!(r.conserved);
+    assert_eq!(u(s, "frames/dropped/total"), 0);
+    assert!(u(s, "control_frames/pause_xoff") > 0);
+    // Both classes back up into PFC at the switch while the 802.3x pause holds the port.
+    assert!(u(class(s, "1"), "xoff_sent") > 0);
+    let rx = f(s, "per_source/recv/rx_throughput_bps");
+    assert!((rx / 5e9 - 1.0).abs() < 0.05, "{rx}");
+}
+
+#[test]
+fn a_slow_receiver_sends_pfc_and_the_pause_spreads_back_to_the_sender() {
+    // recv serves 5 Gb/s; with host_rx it pauses class 3 on sw->recv when 20 KB wait in its
+    // receive queue; sw then holds the class, its ingress count from `a` passes XOFF, and it
+    // pauses `a`: a sends at 5 Gb/s and nothing is lost (60 KB of receive buffer covers the
+    // bytes in flight after XOFF).
+    let text = ScenarioToml::new("pfc-host-rx", 4e-3)
+        .hosts(&["a"])
+        .host_with("recv", "rx_rate_bps = 5e9\nrx_buffer_bytes = 60000")
+        .switch("sw")
+        .link("a", "sw", G10, 1e-6)
+        .link("sw", "recv", G10, 1e-6)
+        .traffic("saturate", &["a"], "recv", "priority = 3")
+        .raw("[pfc]\nxoff_bytes = 20000\nxon_bytes = 10000\nhost_rx = true")
+        .build();
+    let r = run(&text);
+    let s = &r.summary;
+    assert!(r.conserved);
+    assert_eq!(u(s, "frames/dropped/total"), 0);
+    let c3 = class(s, "3");
+    assert!(
+        f(c3, "paused_s_by_port/sw->recv") > 0.0,
+        "the receiver paused its switch port"
+    );
+    assert!(
+        f(c3, "paused_s_by_port/a->sw") > 0.0,
+        "the switch paused the sender"
+    );
+    let a = f(s, "per_source/a/throughput_bps");
+    assert!((a / 5e9 - 1.0).abs() < 0.03, "{a}");
+    // Without host_rx the receive buffer overflows instead.
+    let lossy = run(&text.replace("host_rx = true", "host_rx = false"));
+    assert!(u(&lossy.summary, "frames/dropped/rx") > 0);
+}
