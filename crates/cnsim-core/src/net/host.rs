@@ -32,7 +32,9 @@ pub struct Voq {
     /// Scheme messages riding the data queue towards `dst` (probes): sent first, unpaced.
     pub own_frames: VecDeque<Frame>,
     pub bytes: u64,
-    pub limiter: Option<Limiter>,
+    /// Boxed: a VOQ is made and recycled for every new destination, and most have no limiter;
+    /// inline, the limiter tripled the VOQ and every recycle rewrote it (docs/performance.md).
+    pub limiter: Option<Box<Limiter>>,
     /// The limiter lets the next frame go at this time (rate x size of the previous frame).
     pub next_allowed: SimTime,
     /// A saturating source is attached: frames of this size are made on demand.
@@ -178,7 +180,8 @@ impl Host {
         });
         let voq = &mut self.voqs[slot as usize];
         voq.dst = dst;
-        voq.limiter = Limiter::for_new_destination(ctx.scheme, self.port.line_rate_bps);
+        voq.limiter =
+            Limiter::for_new_destination(ctx.scheme, self.port.line_rate_bps).map(Box::new);
         if let Some(l) = voq.limiter.as_mut() {
             l.set_paused(self.rate_limiters_paused, ctx.q.now());
         }
@@ -619,7 +622,8 @@ impl Host {
         let slot = self.slot_of(flow_dst, ctx);
         let voq = &mut self.voqs[slot as usize];
         if voq.limiter.is_none() {
-            voq.limiter = Limiter::install(ctx.scheme, msg, line_rate, now, &mut self.rng);
+            voq.limiter =
+                Limiter::install(ctx.scheme, msg, line_rate, now, &mut self.rng).map(Box::new);
             if let Some(l) = voq.limiter.as_mut() {
                 l.set_paused(self.rate_limiters_paused, now);
             }
@@ -798,7 +802,7 @@ mod tests {
         host.receive(0, cnm(63), &mut ctx);
         let stale = 1;
         host.on_rp_timer(0, 1, stale, &mut ctx);
-        let Some(Limiter::Qcn(rp)) = &host.voq(1).unwrap().limiter else {
+        let Some(Limiter::Qcn(rp)) = host.voq(1).unwrap().limiter.as_deref() else {
             panic!("QCN limiter")
         };
         assert_eq!(
@@ -810,7 +814,7 @@ mod tests {
         let current = newest_ticket(ctx.q);
         assert_ne!(current, stale);
         host.on_rp_timer(0, 1, current, &mut ctx);
-        let Some(Limiter::Qcn(rp)) = &host.voq(1).unwrap().limiter else {
+        let Some(Limiter::Qcn(rp)) = host.voq(1).unwrap().limiter.as_deref() else {
             panic!("QCN limiter")
         };
         assert_eq!(rp.timer_stage(), 1);
