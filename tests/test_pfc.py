@@ -106,10 +106,17 @@ def test_victim_ecmp_sweep_shows_the_victim_slowed_as_t3_senders_join(tmp_path: 
     each: with none the victim never drops to 10 Gb/s; with two it usually does."""
     spec = cnsim.load_sweep("pfc-victim-ecmp")
     lists = spec.grid["traffic[0].hosts"]
-    short = replace(spec, grid={"traffic[0].hosts": [lists[0], lists[2]]}, replications=40)
+    names = spec.names["traffic[0].hosts"]
+    short = replace(
+        spec,
+        grid={"traffic[0].hosts": [lists[0], lists[2]]},
+        names={"traffic[0].hosts": [names[0], names[2]]},
+        replications=40,
+    )
     study = cnsim.sweep(short, out=tmp_path, jobs=2, progress=False)
     table = pd.read_csv(tmp_path / "table.csv")
     assert table["n"].tolist() == [40, 40]
+    assert table["t3_senders"].tolist() == [0, 2]
     assert (table["dropped_frames"] == 0).all()
     runs = study.ok
     victim = runs["window.per_source.VS.throughput_bps"]

@@ -499,3 +499,57 @@ def test_named_values_table_parameter_columns_and_filtered_panelled_plots(tmp_pa
         assert (out / "plots" / f"{name}.png").is_file()
     assert study_result.spec.value_name(load, 0.5) == "heavy"
     assert "names" in (out / "sweep.toml").read_text()
+
+
+def _rendered(table) -> str:
+    from rich.console import Console
+
+    console = Console(record=True, width=250)
+    console.print(table)
+    return console.export_text()
+
+
+def test_terminal_table_names_list_values_and_cuts_long_ones(tmp_path):
+    # A list-valued parameter is shown by its [sweep.names] name; without a name a long value
+    # (a traffic list) is cut, never printed whole.
+    from cnsim.sweeps import terminal
+
+    named = cnsim.sweep(
+        tiny(
+            grid={"report.window_s": [[0.001, 0.004], [0.002, 0.004]]},
+            names={"report.window_s": ["early", "late"]},
+            set={"duration_s": 0.005},
+            replications=1,
+        ),
+        out=tmp_path / "named",
+        jobs=1,
+        progress=False,
+    )
+    text = _rendered(terminal.sweep_table(named))
+    for shown in ("early", "late"):
+        assert shown in text
+    assert "[0.001" not in text
+    cut = terminal._value(named, "traffic", [{"kind": "bernoulli", "hosts": ["h1"] * 50}])
+    assert len(cut) == terminal.MAX_VALUE_CHARS
+    assert cut.endswith("...")
+
+
+def test_terminal_table_is_the_sweep_table_when_there_is_one(tmp_path):
+    from cnsim.sweeps import terminal
+
+    study = cnsim.sweep(
+        tiny(
+            replications=1,
+            names={WINDOW: ["fine", "coarse"]},
+            table={"window": WINDOW, "fairness": "window.fairness_index"},
+        ),
+        out=tmp_path / "t",
+        jobs=1,
+        progress=False,
+    )
+    text = _rendered(terminal.sweep_table(study))
+    csv = pd.read_csv(tmp_path / "t" / "table.csv")
+    for shown in ("window", "fairness", "fine", "coarse"):
+        assert shown in text
+    assert f"{csv['fairness'][0]:.4g}" in text
+    assert "table.csv" in text

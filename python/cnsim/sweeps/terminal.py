@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 from rich.progress import (
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from cnsim.sweeps.result import SweepResult
 
 MAX_TABLE_ROWS = 40
+MAX_VALUE_CHARS = 40
 
 Advance = Callable[["RunOutcome"], None]
 
@@ -86,28 +87,68 @@ def run_progress(
 def sweep_table(study: SweepResult) -> Table:
     """Per point: the swept values, runs ok, and each metric's mean +- 95 % CI half-width.
 
-    A transient study shows its transient table instead (`transient_table`).
+    A sweep with a [sweep.table] shows that table (the columns of DIR/table.csv, swept values
+    by their [sweep.names]); a transient study shows its transient table (`transient_table`).
     """
     if study.spec.transient is not None:
         return transient_table(study)
-    total, ok = len(study.runs), len(study.ok)
-    title = f"cnsim sweep: {study.spec.name} ({ok}/{total} runs ok"
-    title += f"; {study.executed} run now, {study.reused} reused)"
+    if study.spec.table:
+        return _point_table(study)
     stats = study.aggregate().set_index(["point", "metric"])
     metrics = list(dict.fromkeys(stats.index.get_level_values("metric")))
-    table = Table(title=title)
+    table = Table(title=_title(study))
     for header in (*study.parameters, "runs ok", *metrics):
         table.add_column(header, overflow="fold")  # paths are long; wrap, never cut
+    params_of = {point.index: point.params for point in study.spec.points()}
     for point, runs in study.runs.groupby("point", sort=True):
         if cast(int, point) >= MAX_TABLE_ROWS:  # the point column holds ints
             table.add_row(*["..."] * len(table.columns))
             break
-        params = [Text(str(runs.iloc[0][p])) for p in study.parameters]
+        values = params_of[cast(int, point)]
+        params = [Text(_value(study, p, values.get(p))) for p in study.parameters]
         n_ok = int((runs["status"] == "ok").sum())
         cells = [Text(_mean_ci(*stats.loc[(point, m), ["mean", "ci95"]])) for m in metrics]
         table.add_row(*params, f"{n_ok}/{len(runs)}", *cells)
     table.caption = f"{study.out_dir}/  runs.parquet, sweep.toml, runs/<key>/"
     return table
+
+
+def _title(study: SweepResult) -> str:
+    title = f"cnsim sweep: {study.spec.name} ({len(study.ok)}/{len(study.runs)} runs ok"
+    return title + f"; {study.executed} run now, {study.reused} reused)"
+
+
+def _value(study: SweepResult, parameter: str, value: Any) -> str:
+    """A swept value as a cell: its [sweep.names] name, or the value cut to a readable length
+    (a list-valued parameter, such as a traffic list, would fill the screen)."""
+    text = str(study.spec.value_name(parameter, value))
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
+
+
+def _point_table(study: SweepResult) -> Table:
+    """The [sweep.table] as DIR/table.csv holds it: replication means per point, `n` runs."""
+    data = study.point_table()
+    shown = [c for c in data.columns if c != "point"]
+    table = Table(title=_title(study))
+    for column in shown:
+        table.add_column(column, justify="right", overflow="fold")
+    for i, (_, row) in enumerate(data.iterrows()):
+        if i >= MAX_TABLE_ROWS:
+            table.add_row(*["..."] * len(shown))
+            break
+        table.add_row(*[_number(row[c]) for c in shown])
+    table.caption = f"{study.out_dir}/  table.csv, runs.parquet, sweep.toml, runs/<key>/"
+    return table
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):  # a swept value as given (memory sizes, counts)
+        return f"{value:,}"
+    if value != value:  # NaN: no finished run reported it
+        return "-"
+    return f"{value:.4g}"
 
 
 def _mean_ci(mean: float, ci: float) -> str:
@@ -123,8 +164,7 @@ def transient_table(study: SweepResult) -> Table:
     Durations (columns ending in `_s`) are shown in ms, sizes (`_bytes`) in KB.
     """
     table_data = study.transient_table()
-    title = f"cnsim sweep: {study.spec.name} ({len(study.ok)}/{len(study.runs)} runs ok"
-    title += f"; {study.executed} run now, {study.reused} reused)"
+    title = _title(study)
     shown = [c for c in table_data.columns if c not in ("point", "transient_end_s", "method")]
     table = Table(title=title)
     for column in shown:
