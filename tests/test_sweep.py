@@ -175,6 +175,11 @@ def test_window_sweep_preset_is_the_seed_experiment():
             cnsim.SweepError,
             "5 is none of its values",
         ),
+        (
+            {"plots": [{"x": WINDOW, "y": "frames.delivered", "yscale": "symlog"}]},
+            cnsim.SweepError,
+            r"sweep\.plots\[0\]\.yscale: input should be 'linear' or 'log' \(got 'symlog'\)",
+        ),
     ],
 )
 def test_bad_sweeps_fail_before_any_run(tmp_path, changes, error, message):

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from cnsim.sweeps.result import SweepResult
 
 ERROR_TEXT = {"ci95": "error bars: 95% confidence interval", "std": "error bars: +-1 std"}
+# Lines (one per combination of the other swept values) a legend may cover inside the axes.
+MAX_LINES_INSIDE = 4
 
 
 def make_sweep_plots(result: SweepResult, out_dir: Path) -> list[Path]:
@@ -89,9 +91,13 @@ def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
             _draw_line(ax, spec, group, column, (x_div, y_div), text)
         ax.set_xlabel(spec.xlabel or _axis_text(spec.x, x_unit))
         ax.set_ylabel(spec.ylabel or _y_text(spec, y_unit))
+        ax.set_yscale(spec.yscale)
         if panel_title:
             ax.set_title(panel_title, fontsize="medium")
-        if others:
+        if others and len(ax.get_lines()) > MAX_LINES_INSIDE:
+            # Many lines: a legend inside would hide some of them.
+            ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+        elif others:
             ax.legend(fontsize="x-small")
     title = spec.title or f"{_y_text(spec, '')} vs {leaf(spec.x)}"
     if len(panels) > 1 or panels[0][0]:

@@ -72,6 +72,7 @@ DEFAULT_REFERENCE = "seed_transient_s"
 
 Stat = Literal["mean", "std"]
 ErrorBar = Literal["ci95", "std", "none"]
+AxisScale = Literal["linear", "log"]
 T = TypeVar("T")
 Values = Annotated[list[Any], Field(min_length=1)]
 
@@ -116,6 +117,9 @@ class PlotSpec:
     )
     panel: StrictStr | None = Field(
         default=None, description="A swept parameter: one panel per value of it."
+    )
+    yscale: AxisScale = Field(
+        default="linear", description="The y axis: linear, or log for values spanning decades."
     )
 
     def __post_init__(self) -> None:
