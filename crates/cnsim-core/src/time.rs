@@ -88,8 +88,14 @@ impl Mul<u64> for SimTime {
 
 impl Sub for SimTime {
     type Output = SimTime;
+    /// A later time minus an earlier one. Checked in release builds too: a negative
+    /// difference is a simulator bug, and a wrapped one would silently schedule an event some
+    /// 213 days ahead.
     fn sub(self, rhs: SimTime) -> SimTime {
-        SimTime(self.0 - rhs.0)
+        match self.0.checked_sub(rhs.0) {
+            Some(ps) => SimTime(ps),
+            None => panic!("time went backwards: {self} - {rhs}"),
+        }
     }
 }
 
@@ -195,6 +201,12 @@ mod tests {
         assert_eq!(t, SimTime::MAX);
         assert_eq!(SimTime(1 << 40) * (1 << 40), SimTime::MAX);
         assert_eq!(SimTime(1_200_000) * 3, SimTime(3_600_000));
+    }
+
+    #[test]
+    #[should_panic(expected = "time went backwards")]
+    fn a_negative_difference_is_a_bug_not_a_wrap() {
+        let _ = SimTime(5) - SimTime(6);
     }
 
     #[test]
