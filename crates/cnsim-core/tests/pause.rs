@@ -7,16 +7,9 @@
 
 mod common;
 
-use cnsim_core::cc::Scheme;
-use cnsim_core::engine::{EventKind, EventQueue};
-use cnsim_core::flows::FlowTable;
-use cnsim_core::net::frame::{Frame, Payload};
-use cnsim_core::net::host::Host;
 use cnsim_core::net::port::Port;
-use cnsim_core::net::{Ctx, Node};
-use cnsim_core::rng::{stream, StreamKind};
-use cnsim_core::stats::Counters;
 use cnsim_core::time::SimTime;
+use common::one_host::{Inject, OneHost};
 use common::*;
 
 fn us(x: f64) -> SimTime {
@@ -78,121 +71,9 @@ fn xon_resumes_at_once_and_a_new_pause_replaces_the_timer() {
 // ---------------------------------------------------------------------------------------------
 // The receiving side inside a host: a one-node harness driving the public element API.
 
-enum Inject {
-    /// A PAUSE frame with this many quanta reaches the host.
-    Pause(u16),
-    /// A control frame is queued on the host's port (control frames are never paused).
-    Control,
-}
-
-/// Host "a" (node 0) with a 10 Gb/s, 1 us link to node 1, and a list of timed injections.
-struct OneHost {
-    q: EventQueue,
-    counters: Counters,
-    flows: FlowTable,
-    scheme: Scheme,
-    node: Node,
-    injections: Vec<(SimTime, Inject)>,
-    /// (time the last bit left, was it data) of every frame the host sent.
-    tx_done: Vec<(SimTime, bool)>,
-}
-
-impl OneHost {
-    fn new(data_frames: usize, injections: Vec<(SimTime, Inject)>) -> OneHost {
-        let port = Port::new("a->b".into(), 1, 0, 10e9, us(1.0));
-        let host = Host::new(0, "a".into(), port, stream(1, StreamKind::ReactionPoint, 0));
-        let mut h = OneHost {
-            q: EventQueue::new(),
-            counters: Counters::default(),
-            flows: FlowTable::default(),
-            scheme: Scheme::None,
-            node: Node::Host(Box::new(host)),
-            injections,
-            tx_done: Vec::new(),
-        };
-        for (t, _) in &h.injections {
-            // The harness has no probes: a Probe event means "the next injection is due".
-            h.q.schedule(*t, EventKind::Probe);
-        }
-        h.injections.reverse();
-        for _ in 0..data_frames {
-            let frame = Frame::data(0, 1, 1500, SimTime::ZERO);
-            let mut ctx = Ctx {
-                q: &mut h.q,
-                counters: &mut h.counters,
-                flows: &mut h.flows,
-                scheme: &h.scheme,
-                control_bytes: 64,
-            };
-            let Node::Host(host) = &mut h.node else {
-                unreachable!()
-            };
-            host.enqueue_generated(0, frame, &mut ctx);
-        }
-        h
-    }
-
-    fn run(&mut self, end: SimTime) {
-        while let Some(ev) = self.q.pop_until(end) {
-            let now = self.q.now();
-            let mut ctx = Ctx {
-                q: &mut self.q,
-                counters: &mut self.counters,
-                flows: &mut self.flows,
-                scheme: &self.scheme,
-                control_bytes: 64,
-            };
-            match ev {
-                EventKind::TxDone { node, port } => {
-                    let p = self.node.port_mut(port);
-                    let is_data = p.sending.expect("TxDone while sending").is_data();
-                    self.tx_done.push((now, is_data));
-                    if let Some(arrival) = p.end_tx(now) {
-                        ctx.q.schedule(arrival, EventKind::Arrive { node, port });
-                    }
-                    self.node.try_transmit(node, port, &mut ctx);
-                }
-                EventKind::Arrive { node, port } => {
-                    // Hosts hand whole frames to the link (no TxDone event): a frame's
-                    // transmission ended one link delay before it arrives.
-                    let p = self.node.port_mut(port);
-                    let (arrival, frame) = p.pipe.pop_front().expect("Arrive on an empty pipe");
-                    self.tx_done.push((arrival - p.delay, frame.is_data()));
-                    if let Some(&(next, _)) = p.pipe.front() {
-                        ctx.q.schedule(next, EventKind::Arrive { node, port });
-                    }
-                }
-                EventKind::PauseExpire { node, port, .. } => {
-                    self.node.on_pause_expire(node, port, &mut ctx)
-                }
-                EventKind::HostWake { node, generation } => {
-                    if let Node::Host(h) = &mut self.node {
-                        h.on_wake(node, generation, &mut ctx);
-                    }
-                }
-                EventKind::Probe => match self.injections.pop().expect("injection").1 {
-                    Inject::Pause(quanta) => {
-                        let pause = Frame::control(Payload::Pause { quanta }, 9, 9, 9, 64, now);
-                        self.node.receive(0, 0, pause, &mut ctx);
-                    }
-                    Inject::Control => {
-                        let c = Frame::control(Payload::Pause { quanta: 7 }, 9, 9, 9, 64, now);
-                        self.node.port_mut(0).ctrl_q.push_back(c);
-                        self.node.try_transmit(0, 0, &mut ctx);
-                    }
-                },
-                other => panic!("unexpected event {other:?}"),
-            }
-        }
-    }
-
-    fn data_done(&self) -> Vec<SimTime> {
-        self.tx_done
-            .iter()
-            .filter(|(_, d)| *d)
-            .map(|(t, _)| *t)
-            .collect()
-    }
+/// `n` data frames to host 1, all of class 0.
+fn to_b(n: usize) -> Vec<(u32, u8)> {
+    vec![(1, 0); n]
 }
 
 #[test]
@@ -200,10 +81,10 @@ fn host_finishes_its_frame_then_holds_data_until_the_timer_ends() {
     // Frame 0 is sent 0 - 1.2 us. PAUSE(100 quanta = 5.12 us) arrives at 0.5 us, mid-frame:
     // frame 0 still completes at 1.2 us; frame 1 may start only at 0.5 + 5.12 = 5.62 us, so it
     // completes at 6.82 us, and the rest follow back to back every 1.2 us.
-    let mut h = OneHost::new(4, vec![(us(0.5), Inject::Pause(100))]);
+    let mut h = OneHost::new(&to_b(4), vec![(us(0.5), Inject::Pause(100))]);
     h.run(us(100.0));
     assert_eq!(
-        h.data_done(),
+        h.data_done(None),
         vec![us(1.2), us(6.82), us(8.02), us(9.22)],
         "data frame completion times"
     );
@@ -214,14 +95,14 @@ fn host_finishes_its_frame_then_holds_data_until_the_timer_ends() {
 fn host_resumes_at_xon() {
     // XOFF(65535) at 0.5 us, XON at 3 us: frame 1 starts at 3 us, completes at 4.2 us.
     let mut h = OneHost::new(
-        3,
+        &to_b(3),
         vec![
             (us(0.5), Inject::Pause(u16::MAX)),
             (us(3.0), Inject::Pause(0)),
         ],
     );
     h.run(us(100.0));
-    assert_eq!(h.data_done(), vec![us(1.2), us(4.2), us(5.4)]);
+    assert_eq!(h.data_done(None), vec![us(1.2), us(4.2), us(5.4)]);
     assert_eq!(h.node.ports()[0].paused_time(us(100.0)), us(2.5));
 }
 
@@ -231,11 +112,11 @@ fn host_obeys_a_longer_replacing_pause() {
     // 6.12 us; the first timer's expiry must not release the host. Frame 1 completes at
     // 7.32 us.
     let mut h = OneHost::new(
-        2,
+        &to_b(2),
         vec![(us(0.5), Inject::Pause(20)), (us(1.0), Inject::Pause(100))],
     );
     h.run(us(100.0));
-    assert_eq!(h.data_done(), vec![us(1.2), us(7.32)]);
+    assert_eq!(h.data_done(None), vec![us(1.2), us(7.32)]);
 }
 
 #[test]
@@ -244,14 +125,14 @@ fn host_obeys_a_shorter_replacing_pause() {
     // host resumes at 4.024 us and frame 1 completes at 5.224 us (not at the end of the first
     // pause, 0.5 + 3355.392 + 1.2 = 3357.092 us).
     let mut h = OneHost::new(
-        2,
+        &to_b(2),
         vec![
             (us(0.5), Inject::Pause(u16::MAX)),
             (us(3.0), Inject::Pause(20)),
         ],
     );
     h.run(us(4000.0));
-    assert_eq!(h.data_done(), vec![us(1.2), us(5.224)]);
+    assert_eq!(h.data_done(None), vec![us(1.2), us(5.224)]);
     assert_eq!(h.node.ports()[0].paused_time(us(4000.0)), us(3.524));
 }
 
@@ -260,14 +141,14 @@ fn control_frames_are_never_paused() {
     // Paused from 0.5 us for 3.36 ms; a control frame queued at 2 us leaves at once (64 B =
     // 51.2 ns -> done at 2.0512 us) while data stays held for the whole run.
     let mut h = OneHost::new(
-        3,
+        &to_b(3),
         vec![
             (us(0.5), Inject::Pause(u16::MAX)),
             (us(2.0), Inject::Control),
         ],
     );
     h.run(us(100.0));
-    assert_eq!(h.tx_done, vec![(us(1.2), true), (us(2.0512), false)]);
+    assert_eq!(h.sent, vec![(us(1.2), true, 0), (us(2.0512), false, 0)]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,16 +8,8 @@
 
 mod common;
 
-use cnsim_core::cc::Scheme;
-use cnsim_core::engine::{EventKind, EventQueue};
-use cnsim_core::flows::FlowTable;
-use cnsim_core::net::frame::{Frame, Payload};
-use cnsim_core::net::host::Host;
-use cnsim_core::net::port::Port;
-use cnsim_core::net::{Ctx, Node};
-use cnsim_core::rng::{stream, StreamKind};
-use cnsim_core::stats::Counters;
 use cnsim_core::time::SimTime;
+use common::one_host::{Inject, OneHost};
 use common::*;
 use serde_json::Value;
 
@@ -28,106 +20,18 @@ fn us(x: f64) -> SimTime {
 // ---------------------------------------------------------------------------------------------
 // Per-class timing at a host: a one-node harness driving the public element API.
 
-/// Host "a" (node 0), 10 Gb/s, with frames of class 3 to host 1 and of class 0 to host 2, and
-/// PFC frames (class, quanta) injected at given times.
-struct OneHost {
-    q: EventQueue,
-    counters: Counters,
-    flows: FlowTable,
-    scheme: Scheme,
-    node: Node,
-    injections: Vec<(SimTime, u8, u16)>,
-    /// (time the last bit left, class) of every data frame sent.
-    sent: Vec<(SimTime, u8)>,
-}
-
-impl OneHost {
-    fn new(frames_per_class: usize, mut injections: Vec<(SimTime, u8, u16)>) -> OneHost {
-        let port = Port::new("a->sw".into(), 1, 0, 10e9, us(1.0));
-        let host = Host::new(0, "a".into(), port, stream(1, StreamKind::ReactionPoint, 0));
-        let mut h = OneHost {
-            q: EventQueue::new(),
-            counters: Counters::default(),
-            flows: FlowTable::default(),
-            scheme: Scheme::None,
-            node: Node::Host(Box::new(host)),
-            injections: Vec::new(),
-            sent: Vec::new(),
-        };
-        for (t, _, _) in &injections {
-            // The harness has no probes: a Probe event means "the next injection is due".
-            h.q.schedule(*t, EventKind::Probe);
-        }
-        injections.reverse();
-        h.injections = injections;
-        for (dst, class) in [(1, 3), (2, 0)] {
-            for _ in 0..frames_per_class {
-                let mut frame = Frame::data(0, dst, 1500, SimTime::ZERO);
-                frame.priority = class;
-                let mut ctx = Ctx {
-                    q: &mut h.q,
-                    counters: &mut h.counters,
-                    flows: &mut h.flows,
-                    scheme: &h.scheme,
-                    control_bytes: 64,
-                };
-                let Node::Host(host) = &mut h.node else {
-                    unreachable!()
-                };
-                host.enqueue_generated(0, frame, &mut ctx);
-            }
-        }
-        h
-    }
-
-    fn run(&mut self, end: SimTime) {
-        while let Some(ev) = self.q.pop_until(end) {
-            let now = self.q.now();
-            let mut ctx = Ctx {
-                q: &mut self.q,
-                counters: &mut self.counters,
-                flows: &mut self.flows,
-                scheme: &self.scheme,
-                control_bytes: 64,
-            };
-            match ev {
-                EventKind::Arrive { node, port } => {
-                    // Hosts hand whole frames to the link: a frame's transmission ended one
-                    // link delay before it arrives.
-                    let p = self.node.port_mut(port);
-                    let (arrival, frame) = p.pipe.pop_front().expect("Arrive on an empty pipe");
-                    if frame.is_data() {
-                        self.sent.push((arrival - p.delay, frame.priority));
-                    }
-                    if let Some(&(next, _)) = p.pipe.front() {
-                        ctx.q.schedule(next, EventKind::Arrive { node, port });
-                    }
-                }
-                EventKind::PfcExpire { node, port, class } => {
-                    self.node
-                        .on_pfc_expire(node, port, class as usize, &mut ctx)
-                }
-                EventKind::HostWake { node, generation } => {
-                    if let Node::Host(h) = &mut self.node {
-                        h.on_wake(node, generation, &mut ctx);
-                    }
-                }
-                EventKind::Probe => {
-                    let (_, class, quanta) = self.injections.pop().expect("injection");
-                    let pfc = Frame::control(Payload::Pfc { class, quanta }, 9, 9, 9, 64, now);
-                    self.node.receive(0, 0, pfc, &mut ctx);
-                }
-                other => panic!("unexpected event {other:?}"),
-            }
-        }
-    }
-
-    fn done(&self, class: u8) -> Vec<SimTime> {
-        (self.sent.iter())
-            .filter(|(_, c)| *c == class)
-            .map(|(t, _)| *t)
-            .collect()
-    }
+/// Host "a" (node 0), 10 Gb/s, with `n` frames of class 3 to host 1 and then `n` of class 0 to
+/// host 2, and PFC frames (class, quanta) injected at given times.
+fn two_classes_at_a_host(n: usize, pfc: &[(SimTime, u8, u16)]) -> OneHost {
+    let frames: Vec<(u32, u8)> = [(1, 3); 1]
+        .repeat(n)
+        .into_iter()
+        .chain([(2, 0)].repeat(n))
+        .collect();
+    let injections = (pfc.iter())
+        .map(|&(t, class, quanta)| (t, Inject::Pfc { class, quanta }))
+        .collect();
+    OneHost::new(&frames, injections)
 }
 
 #[test]
@@ -136,10 +40,10 @@ fn a_paused_class_finishes_its_frame_waits_for_the_timer_and_others_keep_sending
     // 0.5 us, mid-frame: that frame still completes at 1.2 us; class 0 then sends back to back
     // (2.4, 3.6, 4.8 us) and class 3 resumes exactly at 0.5 + 5.12 = 5.62 us (done at 6.82,
     // 8.02 us).
-    let mut h = OneHost::new(3, vec![(us(0.5), 3, 100)]);
+    let mut h = two_classes_at_a_host(3, &[(us(0.5), 3, 100)]);
     h.run(us(100.0));
-    assert_eq!(h.done(3), vec![us(1.2), us(6.82), us(8.02)]);
-    assert_eq!(h.done(0), vec![us(2.4), us(3.6), us(4.8)]);
+    assert_eq!(h.data_done(Some(3)), vec![us(1.2), us(6.82), us(8.02)]);
+    assert_eq!(h.data_done(Some(0)), vec![us(2.4), us(3.6), us(4.8)]);
     let pfc = h.node.ports()[0].pfc.as_ref().expect("PFC state");
     assert_eq!(pfc.paused_time(3, us(100.0)), us(5.12));
     assert_eq!(pfc.paused_time(0, us(100.0)), SimTime::ZERO);
@@ -150,20 +54,20 @@ fn a_paused_class_finishes_its_frame_waits_for_the_timer_and_others_keep_sending
 fn a_paused_class_resumes_at_xon() {
     // XOFF(65535) for class 3 at 0.5 us, XON at 3.0 us (during class 0's second frame, 2.4 -
     // 3.6 us): class 3 takes its turn at 3.6 us (done 4.8 us), the VOQs alternate after.
-    let mut h = OneHost::new(3, vec![(us(0.5), 3, u16::MAX), (us(3.0), 3, 0)]);
+    let mut h = two_classes_at_a_host(3, &[(us(0.5), 3, u16::MAX), (us(3.0), 3, 0)]);
     h.run(us(100.0));
-    assert_eq!(h.done(3), vec![us(1.2), us(4.8), us(7.2)]);
-    assert_eq!(h.done(0), vec![us(2.4), us(3.6), us(6.0)]);
+    assert_eq!(h.data_done(Some(3)), vec![us(1.2), us(4.8), us(7.2)]);
+    assert_eq!(h.data_done(Some(0)), vec![us(2.4), us(3.6), us(6.0)]);
     let pfc = h.node.ports()[0].pfc.as_ref().expect("PFC state");
     assert_eq!(pfc.paused_time(3, us(100.0)), us(2.5));
 }
 
 #[test]
 fn pausing_a_class_without_traffic_changes_nothing() {
-    let mut h = OneHost::new(2, vec![(us(0.5), 5, u16::MAX)]);
+    let mut h = two_classes_at_a_host(2, &[(us(0.5), 5, u16::MAX)]);
     h.run(us(100.0));
-    assert_eq!(h.done(3), vec![us(1.2), us(2.4)]);
-    assert_eq!(h.done(0), vec![us(3.6), us(4.8)]);
+    assert_eq!(h.data_done(Some(3)), vec![us(1.2), us(2.4)]);
+    assert_eq!(h.data_done(Some(0)), vec![us(3.6), us(4.8)]);
 }
 
 // ---------------------------------------------------------------------------------------------
