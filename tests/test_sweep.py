@@ -558,3 +558,21 @@ def test_terminal_table_is_the_sweep_table_when_there_is_one(tmp_path):
         assert shown in text
     assert f"{csv['fairness'][0]:.4g}" in text
     assert "table.csv" in text
+
+
+def test_a_list_valued_x_is_plotted_by_its_numeric_names_or_its_length(tmp_path):
+    from cnsim.sweeps import plots
+
+    senders = [["ep0", "ep1", "ep2"], ["ep0", "ep1"]]
+    spec = tiny(grid={"traffic[0].hosts": senders}, replications=1)
+    study = cnsim.sweep(spec, out=tmp_path / "len", jobs=1, progress=False)
+    plot = plots.PlotSpec(x="traffic[0].hosts", y="frames.delivered")
+    table = study.aggregate(["frames.delivered"])
+    by_length, text, ticks = plots._numeric_x(study, plot, table)
+    assert sorted(by_length["traffic[0].hosts"]) == [2, 3]
+    assert text == "number of hosts"
+    assert ticks is None
+    spec["sweep"]["names"] = {"traffic[0].hosts": ["10", "20"]}
+    named = cnsim.sweep(spec, out=tmp_path / "named", jobs=1, progress=False)
+    by_name, _, _ = plots._numeric_x(named, plot, named.aggregate(["frames.delivered"]))
+    assert sorted(by_name["traffic[0].hosts"]) == [10.0, 20.0]

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.ticker import MaxNLocator
 
 from cnsim import analysis, api
 from cnsim.plots import AXIS_NAMES, DPI, FIGSIZE, file_stem, value_unit
@@ -54,8 +55,15 @@ def default_plots(result: SweepResult) -> list[PlotSpec]:
     """Mean of each numeric metric against the first swept parameter (none if nothing swept)."""
     if not result.parameters:
         return []
-    aggregate = result.aggregate()
-    return [PlotSpec(x=result.parameters[0], y=m) for m in dict.fromkeys(aggregate["metric"])]
+    metrics = list(dict.fromkeys(result.aggregate()["metric"]))
+    leaves = [leaf(m) for m in metrics]
+    x = result.parameters[0]
+    # Two metrics with the same last key (VS's and H11's throughput_bps) would write one file:
+    # those are named by their whole path.
+    return [
+        PlotSpec(x=x, y=m, name=None if leaves.count(leaf(m)) == 1 else f"mean_{m}_vs_{leaf(x)}")
+        for m in metrics
+    ]
 
 
 def default_name(spec: PlotSpec) -> str:
@@ -71,6 +79,7 @@ def leaf(path: str) -> str:
 def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
     """Draw one figure; warn and return None when the metric has no numbers."""
     table = _where(result, spec, result.aggregate([spec.y]))
+    table, x_text, x_ticks = _numeric_x(result, spec, table)
     column = "std" if spec.stat == "std" else "mean"
     if table.empty or table[column].isna().all():
         needs = "two finished runs per point" if spec.stat == "std" else "a finished run"
@@ -89,7 +98,11 @@ def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
         for label, group in groups:
             text = _label(result, others, label)
             _draw_line(ax, spec, group, column, (x_div, y_div), text)
-        ax.set_xlabel(spec.xlabel or _axis_text(spec.x, x_unit))
+        ax.set_xlabel(spec.xlabel or x_text or _axis_text(spec.x, x_unit))
+        if x_ticks is not None:
+            ax.set_xticks(range(len(x_ticks)), x_ticks)
+        elif _all_whole(table[spec.x] / x_div):  # counts and sizes: no ticks between whole numbers
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(spec.ylabel or _y_text(spec, y_unit))
         ax.set_yscale(spec.yscale)
         if panel_title:
@@ -116,6 +129,42 @@ def _where(result: SweepResult, spec: PlotSpec, table: pd.DataFrame) -> pd.DataF
         ]
         table = table[keep]
     return table
+
+
+def _numeric_x(
+    result: SweepResult, spec: PlotSpec, table: pd.DataFrame
+) -> tuple[pd.DataFrame, str | None, list[str] | None]:
+    """A list- or table-valued x (a traffic entry's host list) made plottable: its
+    [sweep.names] when they are all numbers, else its names as ticks in the sweep's order,
+    else the list's length ("number of hosts"). Returns the table, an axis text and ticks."""
+    values = result.spec.grid.get(spec.x) or result.spec.zip.get(spec.x) or []
+    if all(isinstance(v, int | float | str | bool) for v in values):
+        return table, None, None
+    index = [values.index(_value_of(result, spec.x, cell)) for cell in table[spec.x]]
+    names = result.spec.names.get(spec.x)
+    if names is not None:
+        numbers = [n for n in map(_as_number, names) if n is not None]
+        if len(numbers) == len(names):
+            return table.assign(**{spec.x: [numbers[i] for i in index]}), leaf(spec.x), None
+        return table.assign(**{spec.x: index}), leaf(spec.x), [str(n) for n in names]
+    if all(isinstance(v, list) for v in values):
+        lengths = [len(values[i]) for i in index]
+        return table.assign(**{spec.x: lengths}), f"number of {leaf(spec.x)}", None
+    return table.assign(**{spec.x: index}), leaf(spec.x), [f"#{i}" for i in range(len(values))]
+
+
+def _all_whole(values: pd.Series) -> bool:
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return False
+    numbers = values.to_numpy(dtype=float)
+    return bool(np.all(np.isfinite(numbers)) and np.all(numbers == np.round(numbers)))
+
+
+def _as_number(name: Any) -> float | None:
+    try:
+        return float(name)
+    except (TypeError, ValueError):
+        return None
 
 
 def _value_of(result: SweepResult, path: str, cell: Any) -> Any:
