@@ -576,3 +576,14 @@ def test_a_list_valued_x_is_plotted_by_its_numeric_names_or_its_length(tmp_path)
     named = cnsim.sweep(spec, out=tmp_path / "named", jobs=1, progress=False)
     by_name, _, _ = plots._numeric_x(named, plot, named.aggregate(["frames.delivered"]))
     assert sorted(by_name["traffic[0].hosts"]) == [10.0, 20.0]
+
+
+def test_replotting_the_study_removes_figures_its_spec_no_longer_draws(pool_study):
+    plots_dir = pool_study.out_dir / "plots"
+    stale = plots_dir / "mean_from_an_older_spec.png"
+    plots_dir.mkdir(exist_ok=True)
+    stale.write_bytes(b"")
+    drawn = pool_study.plot()
+    assert drawn
+    assert not stale.exists()
+    assert sorted(plots_dir.glob("*.png")) == sorted(drawn)

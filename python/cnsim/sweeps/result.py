@@ -258,10 +258,20 @@ class SweepResult:
     # ------------------------------------------------------------ figures
 
     def plot(self, out_dir: str | Path | None = None) -> list[Path]:
-        """Draw the [[sweep.plots]] (or one mean plot per metric) as PNGs; return their paths."""
+        """Draw the [[sweep.plots]] (or one mean plot per metric) as PNGs; return their paths.
+
+        Into the study's own `plots/` (no `out_dir`), figures an earlier spec drew and this one
+        does not are removed, so that the folder never shows a stale figure as current.
+        """
         from cnsim.sweeps.plots import make_sweep_plots
 
-        return make_sweep_plots(self, Path(out_dir) if out_dir else self.out_dir / PLOTS_DIR)
+        if out_dir is not None:
+            return make_sweep_plots(self, Path(out_dir))
+        own = self.out_dir / PLOTS_DIR
+        drawn = make_sweep_plots(self, own)
+        for old in set(own.glob("*.png")) - set(drawn):
+            old.unlink()
+        return drawn
 
     def _repr_html_(self) -> str:
         """The notebook view: runs, per-point statistics and the figures `plot()` drew."""
