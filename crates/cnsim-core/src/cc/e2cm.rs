@@ -243,13 +243,20 @@ impl E2cmCp {
         }
     }
 
-    /// A data frame of flow (src, dst) entered the queue.
+    /// A data frame of flow (src, dst) entered the queue. Per-flow bytes are kept only when a
+    /// probe measures them (`probe_measures = "flow_bytes"`).
     pub fn on_data_enqueue(&mut self, src: HostId, dst: HostId, bytes: u32) {
+        if self.measures != ProbeMeasures::FlowBytes {
+            return;
+        }
         *self.flow_bytes.entry(flow_key(src, dst)).or_insert(0) += u64::from(bytes);
     }
 
     /// A data frame of flow (src, dst) left the queue.
     pub fn on_data_dequeue(&mut self, src: HostId, dst: HostId, bytes: u32) {
+        if self.measures != ProbeMeasures::FlowBytes {
+            return;
+        }
         let key = flow_key(src, dst);
         if let Some(held) = self.flow_bytes.get_mut(&key) {
             *held = held.saturating_sub(u64::from(bytes));
@@ -553,6 +560,9 @@ mod tests {
         let mut r = rng();
         let mut cp1 = E2cmCp::new(&c, 1, &mut r);
         let mut cp2 = E2cmCp::new(&c, 2, &mut r);
+        // Measuring the whole queue, a CP keeps no per-flow bytes.
+        cp1.on_data_enqueue(1, 0, 1_500);
+        assert_eq!(cp1.flow_bytes(1, 0), 0);
         // Whole queue 9,000 B at the first switch: Fb = -(1500 + 2*9000)/64 = -304.6875; the
         // second switch's empty queue gives +117.1875. Most negative keeps the first.
         let mut p = probe();

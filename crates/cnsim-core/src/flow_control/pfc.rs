@@ -110,6 +110,40 @@ impl PfcPortState {
     }
 }
 
+/// A PFC frame for `class` arrived on `port` (port `at.1` of node `at.0`): applies it and
+/// schedules the class's timer event when one is needed. The caller then kicks the transmitter.
+pub fn receive_pfc(
+    port: &mut Port,
+    class: usize,
+    quanta: u16,
+    at: (NodeIdx, PortIdx),
+    ctx: &mut Ctx,
+) {
+    let rate = port.line_rate_bps;
+    if let Some(until) = port.pfc_state().receive(class, quanta, rate, ctx.q.now()) {
+        schedule_expire(until, class, at, ctx);
+    }
+}
+
+/// Class `class`'s timer event fired on `port`: re-arms it when the pause was renewed.
+/// Returns true when the class may send again.
+pub fn on_pfc_expire(port: &mut Port, class: usize, at: (NodeIdx, PortIdx), ctx: &mut Ctx) -> bool {
+    match port.pfc_state().on_timer(class, ctx.q.now()) {
+        PauseTimer::Stale => false,
+        PauseTimer::Rearm(until) => {
+            schedule_expire(until, class, at, ctx);
+            false
+        }
+        PauseTimer::Expired => true,
+    }
+}
+
+fn schedule_expire(until: SimTime, class: usize, (node, port): (NodeIdx, PortIdx), ctx: &mut Ctx) {
+    let class = class as u8;
+    ctx.q
+        .schedule(until, EventKind::PfcExpire { node, port, class });
+}
+
 /// Makes `port`'s peer pause `class` (`want`) or resume it; queues the PFC frame. Returns true
 /// when a frame was queued (the caller then kicks the transmitter).
 pub fn set_class_xoff(

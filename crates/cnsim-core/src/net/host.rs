@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use crate::cc::{CcMsg, Limiter, NotificationPoint};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
-use crate::flow_control::pfc::set_class_xoff;
+use crate::flow_control::pfc::{self, set_class_xoff};
 use crate::net::frame::{FlowId, Frame, HostId, Payload};
 use crate::net::port::Port;
 use crate::net::Ctx;
@@ -586,19 +586,7 @@ impl Host {
     /// A PFC frame: pause or resume one class of this host's VOQs. Rate limiters keep running
     /// (only 802.3x PAUSE freezes them).
     fn receive_pfc(&mut self, me: NodeIdx, class: usize, quanta: u16, ctx: &mut Ctx) {
-        let now = ctx.q.now();
-        let rate = self.port.line_rate_bps;
-        if let Some(until) = self.port.pfc_state().receive(class, quanta, rate, now) {
-            let class = class as u8;
-            ctx.q.schedule(
-                until,
-                EventKind::PfcExpire {
-                    node: me,
-                    port: 0,
-                    class,
-                },
-            );
-        }
+        pfc::receive_pfc(&mut self.port, class, quanta, (me, 0), ctx);
         self.try_transmit(me, ctx);
     }
 

@@ -100,22 +100,8 @@ impl Node {
 
     /// Class `class`'s PFC timer on port `p` fired: re-arm it if renewed, else resume.
     pub fn on_pfc_expire(&mut self, me: NodeIdx, p: PortIdx, class: usize, ctx: &mut Ctx) {
-        let now = ctx.q.now();
-        match self.port_mut(p).pfc_state().on_timer(class, now) {
-            PauseTimer::Stale => {}
-            PauseTimer::Rearm(at) => {
-                let class = class as u8;
-                let port = p;
-                ctx.q.schedule(
-                    at,
-                    EventKind::PfcExpire {
-                        node: me,
-                        port,
-                        class,
-                    },
-                );
-            }
-            PauseTimer::Expired => self.try_transmit(me, p, ctx),
+        if crate::flow_control::pfc::on_pfc_expire(self.port_mut(p), class, (me, p), ctx) {
+            self.try_transmit(me, p, ctx);
         }
     }
 

@@ -14,7 +14,7 @@
 use crate::cc::{CcMsg, CongestionPoint};
 use crate::engine::{EventKind, NodeIdx, PortIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
-use crate::flow_control::pfc::set_class_xoff;
+use crate::flow_control::pfc::{receive_pfc, set_class_xoff};
 use crate::net::forwarding::Forwarding;
 use crate::net::frame::{Frame, Payload};
 use crate::net::port::Port;
@@ -96,7 +96,14 @@ impl Switch {
             Payload::Data => self.on_buffered(me, in_port, frame, ctx),
             Payload::Pause { quanta } => self.on_pause_frame(me, in_port, quanta, ctx),
             Payload::Pfc { class, quanta } => {
-                self.on_pfc_frame(me, in_port, class as usize, quanta, ctx)
+                receive_pfc(
+                    &mut self.ports[in_port as usize],
+                    class as usize,
+                    quanta,
+                    (me, in_port),
+                    ctx,
+                );
+                self.try_transmit(me, in_port, ctx);
             }
             Payload::Cc(msg) if msg.rides_data_queue() => self.on_buffered(me, in_port, frame, ctx),
             Payload::Cc(_) => {
@@ -117,26 +124,6 @@ impl Switch {
         if !self.ports[p as usize].is_paused(now) {
             self.try_transmit(me, p, ctx);
         }
-    }
-
-    fn on_pfc_frame(&mut self, me: NodeIdx, p: PortIdx, class: usize, quanta: u16, ctx: &mut Ctx) {
-        let now = ctx.q.now();
-        let port = &mut self.ports[p as usize];
-        let rate = port.line_rate_bps;
-        let state = port.pfc_state();
-        if let Some(until) = state.receive(class, quanta, rate, now) {
-            let class = class as u8;
-            let node = me;
-            ctx.q.schedule(
-                until,
-                EventKind::PfcExpire {
-                    node,
-                    port: p,
-                    class,
-                },
-            );
-        }
-        self.try_transmit(me, p, ctx);
     }
 
     /// A frame of a lossless class is admitted by PFC alone (None = take it).
