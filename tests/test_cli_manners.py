@@ -78,6 +78,55 @@ def test_scenario_errors_do_not_import_pandas() -> None:
     assert done.stdout.strip() == "[]"
 
 
+SMALL_RUN = """
+name = "small"
+duration_s = 1e-3
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[switches]]
+name = "sw"
+[[links]]
+ends = ["a", "sw"]
+rate_bps = 10e9
+delay_s = 1e-6
+[[links]]
+ends = ["b", "sw"]
+rate_bps = 10e9
+delay_s = 1e-6
+[[traffic]]
+kind = "saturate"
+hosts = ["a"]
+dst = "b"
+"""
+
+
+def test_a_small_run_without_plots_does_not_import_pandas(tmp_path) -> None:
+    """`cnsim run --no-plots -q` writes its files without pandas or matplotlib (issue 12: their
+    import takes longer than a small simulation); the files are all there."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL_RUN)
+    out = tmp_path / "out"
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from cnsim.cli import app\n"
+        f"args = ['run', {str(scenario)!r}, '--out', {str(out)!r}, '--no-plots', '-q']\n"
+        "done = CliRunner().invoke(app, args)\n"
+        "assert done.exit_code == 0, done.output\n"
+        "print(sorted({'pandas', 'matplotlib'} & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert {p.name for p in out.iterdir()} == {
+        "scenario.toml",
+        "summary.json",
+        "timeseries.parquet",
+    }
+
+
 def test_missing_core_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     from cnsim import api
 

@@ -15,7 +15,7 @@ import textwrap
 import time
 from pathlib import Path
 
-import pandas as pd
+import pyarrow.parquet
 import pytest
 
 from cnsim import report
@@ -66,11 +66,11 @@ def test_a_failure_mid_write_leaves_the_earlier_run_whole(make_result, tmp_path,
 def test_a_full_disk_names_the_file_and_writes_no_summary(make_result, tmp_path, monkeypatch):
     out = tmp_path / "run"
 
-    def disk_full(self, handle, **kwargs):
+    def disk_full(table, handle, **kwargs):
         handle.write(b"PAR1 truncated")
         raise OSError(errno.ENOSPC, "No space left on device")  # pyarrow gives no file name
 
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", disk_full)
+    monkeypatch.setattr(pyarrow.parquet, "write_table", disk_full)
     with pytest.raises(OSError, match="No space left") as caught:
         make_result().save(out, plots=False)
     assert caught.value.filename.endswith("timeseries.parquet")

@@ -21,10 +21,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from cnsim.result import Result
+
+# pandas is imported by the functions that need it, not here: `compute_metrics` on a run whose
+# [report] asks for no time-series metric works from the summary alone, and `cnsim run` then
+# never pays pandas' import (longer than a small simulation; performance.md).
 
 Patterns = Sequence[str] | str | None
 KneeMethod = Literal["chord", "settle", "flat"]
@@ -78,6 +83,8 @@ def observed(column: pd.Series) -> list[str]:
     Category order is the native module's entity order (topology order), which reads better
     in legends than alphabetical order ("ep10" after "ep9").
     """
+    import pandas as pd
+
     present = set(pd.unique(column).tolist())
     if isinstance(column.dtype, pd.CategoricalDtype):
         return [str(c) for c in column.cat.categories if c in present]
@@ -300,6 +307,8 @@ class Transient:
 
 def replication_mean(replications: pd.Series | pd.DataFrame | Sequence[pd.Series]) -> pd.Series:
     """Average of time-indexed series over replications, on the probe times they all share."""
+    import pandas as pd
+
     if isinstance(replications, pd.Series):
         return replications.astype(float)
     if isinstance(replications, pd.DataFrame):

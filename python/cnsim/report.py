@@ -104,9 +104,12 @@ def check_out_dir(out_dir: str | Path) -> Path:
 def _write_contents(result: Result, folder: Path, *, plots: bool) -> None:
     """All files of the run into `folder`, synced, summary.json last (it marks completion)."""
     _write(folder / SCENARIO_FILE, lambda h: h.write(result.scenario_toml.encode()))
-    _write(folder / TIMESERIES_FILE, lambda h: result.timeseries.to_parquet(h, index=False))
-    if len(result.flows):
-        _write(folder / FLOWS_FILE, lambda h: result.flows.to_parquet(h, index=False))
+    # pyarrow, not DataFrame.to_parquet: a run nobody has looked at as a DataFrame is written
+    # from its native columns without importing pandas (the same file; a test compares them).
+    _write(folder / TIMESERIES_FILE, lambda h: _write_parquet(result.timeseries_table(), h))
+    flows = result.flows_table()
+    if flows is not None:
+        _write(folder / FLOWS_FILE, lambda h: _write_parquet(flows, h))
     table = window_per_source(result.summary)
     if table is not None:
         _write(folder / WINDOW_TABLE_FILE, lambda h: h.write(table.to_csv(index=False).encode()))
@@ -133,6 +136,13 @@ def _write(path: Path, fill: Callable[[Any], object]) -> None:
             os.fsync(handle.fileno())
     except OSError as exc:
         raise _named(exc, path) from None
+
+
+def _write_parquet(table: Any, handle: Any) -> None:
+    """A pyarrow Table as Parquet, with DataFrame.to_parquet's defaults (snappy)."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, handle, compression="snappy")
 
 
 def _named(exc: OSError, path: Path) -> OSError:

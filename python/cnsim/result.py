@@ -3,6 +3,10 @@
 The native module hands over columnar arrays; this class turns them into one long DataFrame
 (categorical `metric`/`entity`, so a million rows cost little) and never into per-row Python
 objects. A saved run directory loads back into the same class.
+
+The DataFrames are built on first use: a run that is only saved (`cnsim run`) writes its Parquet
+files from the native columns through pyarrow and never imports pandas, which costs more start-up
+time than a small simulation (performance.md, issue 12).
 """
 
 from __future__ import annotations
@@ -10,16 +14,18 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from cnsim import analysis
 
 if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
     from matplotlib.figure import Figure
 
 TIMESERIES_COLUMNS = ("time_s", "metric", "entity", "value")
@@ -38,6 +44,7 @@ FLOW_COLUMNS = (
     "frames_dropped",
     "delivered_bytes",
 )
+CATEGORICAL_FLOW_COLUMNS = ("src", "dst")
 
 
 class Result:
@@ -52,16 +59,27 @@ class Result:
         self,
         summary: Mapping[str, Any],
         scenario_toml: str,
-        timeseries: pd.DataFrame,
+        timeseries: pd.DataFrame | NativeTimeseries,
         *,
-        flows: pd.DataFrame | None = None,
+        flows: pd.DataFrame | NativeFlows | None = None,
         add_metrics: bool = True,
     ) -> None:
         self.summary: dict[str, Any] = dict(summary)
         self.scenario_toml = scenario_toml
-        self.timeseries = timeseries
-        #: One row per started flow (FLOW_COLUMNS); empty when the run had no flow workload.
-        self.flows = flows if flows is not None else flows_frame(None, [])
+        # Each table is held as a DataFrame, or as the native columns until the DataFrame is
+        # first asked for (`from_native`); once built, the DataFrame is what `save` writes.
+        self._timeseries: pd.DataFrame | None = None
+        self._native_timeseries: NativeTimeseries | None = None
+        if isinstance(timeseries, NativeTimeseries):
+            self._native_timeseries = timeseries
+        else:
+            self._timeseries = timeseries
+        self._flows: pd.DataFrame | None = None
+        self._native_flows: NativeFlows | None = None
+        if isinstance(flows, NativeFlows):
+            self._native_flows = flows
+        else:
+            self._flows = flows if flows is not None else flows_frame(None, [])
         self.summary.setdefault("metrics", {})
         if add_metrics:
             computed = analysis.compute_metrics(self)
@@ -74,13 +92,19 @@ class Result:
         """Build from the dict `cnsim._native.run` returns."""
         summary = json.loads(raw["summary_json"])
         resolved = raw["resolved_toml"]
-        hosts = [h["name"] for h in tomllib.loads(resolved).get("hosts", [])]
-        flows = flows_frame(raw.get("flows"), hosts)
-        return cls(summary, resolved, timeseries_frame(raw["timeseries"]), flows=flows)
+        timeseries = NativeTimeseries.from_native(raw["timeseries"])
+        native_flows = raw.get("flows")
+        flows = None
+        if native_flows is not None:
+            hosts = [h["name"] for h in tomllib.loads(resolved).get("hosts", [])]
+            flows = NativeFlows.from_native(native_flows, hosts)
+        return cls(summary, resolved, timeseries, flows=flows)
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
         """Read a run directory written by `save` (metrics are already in its summary)."""
+        import pandas as pd
+
         run_dir = Path(run_dir)
         summary = json.loads((run_dir / "summary.json").read_text())
         scenario_toml = (run_dir / "scenario.toml").read_text()
@@ -88,6 +112,46 @@ class Result:
         flows_file = run_dir / "flows.parquet"
         flows = pd.read_parquet(flows_file) if flows_file.exists() else None
         return cls(summary, scenario_toml, timeseries, flows=flows, add_metrics=False)
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        """Long format: time_s, metric (categorical), entity (categorical), value."""
+        if self._timeseries is None:
+            assert self._native_timeseries is not None  # one of the two is always set
+            self._timeseries = self._native_timeseries.frame()
+        return self._timeseries
+
+    @timeseries.setter
+    def timeseries(self, frame: pd.DataFrame) -> None:
+        self._timeseries, self._native_timeseries = frame, None
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """One row per started flow (FLOW_COLUMNS); empty when the run had no flow workload."""
+        if self._flows is None:
+            assert self._native_flows is not None  # one of the two is always set
+            self._flows = self._native_flows.frame()
+        return self._flows
+
+    @flows.setter
+    def flows(self, frame: pd.DataFrame) -> None:
+        self._flows, self._native_flows = frame, None
+
+    def timeseries_table(self) -> pa.Table:
+        """The time series as a pyarrow Table, as `save` writes it (metric and entity
+        dictionary-encoded, so pandas reads them back as categoricals). Built from the native
+        columns unless the DataFrame exists: then the DataFrame, as the user may have seen or
+        changed it, is what is written."""
+        if self._timeseries is None and self._native_timeseries is not None:
+            return self._native_timeseries.arrow()
+        return _arrow_from_pandas(self.timeseries)
+
+    def flows_table(self) -> pa.Table | None:
+        """The flows as a pyarrow Table (src and dst dictionary-encoded), or None when the run
+        started no flow; built like `timeseries_table`."""
+        if self._flows is None and self._native_flows is not None:
+            return self._native_flows.arrow() if len(self._native_flows) else None
+        return _arrow_from_pandas(self.flows) if len(self.flows) else None
 
     @cached_property
     def scenario(self) -> dict[str, Any]:
@@ -176,6 +240,8 @@ class Result:
 
 def _table(rows: Any, index_name: str) -> pd.DataFrame:
     """A summary map {name: {field: value}} as a DataFrame, one row per name."""
+    import pandas as pd
+
     if not isinstance(rows, Mapping) or not rows:
         return pd.DataFrame(index=pd.Index([], name=index_name, dtype=object))
     frame = pd.DataFrame.from_dict(dict(rows), orient="index")
@@ -183,38 +249,187 @@ def _table(rows: Any, index_name: str) -> pd.DataFrame:
     return frame
 
 
+def _arrow_from_pandas(frame: pd.DataFrame) -> pa.Table:
+    """A DataFrame as `DataFrame.to_parquet(index=False)` converts it before writing."""
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+@dataclass(frozen=True)
+class NativeTimeseries:
+    """The time series as the native module hands it over: numpy columns TIMESERIES_COLUMNS,
+    `metric` and `entity` as codes into `metrics` and `entities`. `frame()` and `arrow()` give
+    the same table (a test compares them through Parquet)."""
+
+    columns: Mapping[str, np.ndarray]
+    metrics: list[str]
+    entities: list[str]
+
+    @classmethod
+    def from_native(cls, native: Mapping[str, Any]) -> NativeTimeseries:
+        """Checked columns: unequal lengths or an out-of-range code are native bugs, so raise."""
+        columns = {name: np.asarray(native[name]) for name in TIMESERIES_COLUMNS}
+        lengths = {name: len(col) for name, col in columns.items()}
+        if len(set(lengths.values())) != 1:
+            raise RuntimeError(f"native time series columns differ in length: {lengths}")
+        metrics, entities = list(native["metrics"]), list(native["entities"])
+        columns["time_s"] = columns["time_s"].astype(np.float64, copy=False)
+        columns["metric"] = _codes(columns["metric"], metrics)
+        columns["entity"] = _codes(columns["entity"], entities)
+        columns["value"] = columns["value"].astype(np.float64, copy=False)
+        return cls(columns, metrics, entities)
+
+    def __len__(self) -> int:
+        return len(self.columns["time_s"])
+
+    def frame(self) -> pd.DataFrame:
+        """Long DataFrame; metric/entity codes become categoricals."""
+        import pandas as pd
+
+        c = self.columns
+        return pd.DataFrame(
+            {
+                "time_s": c["time_s"],
+                "metric": _categorical(c["metric"], self.metrics),
+                "entity": _categorical(c["entity"], self.entities),
+                "value": c["value"],
+            }
+        )
+
+    def arrow(self) -> pa.Table:
+        """The pyarrow Table `frame()` converts to, built without pandas."""
+        import pyarrow as pa
+
+        c = self.columns
+        return pa.table(
+            {
+                "time_s": _arrow_array(c["time_s"]),
+                "metric": _dictionary(c["metric"], self.metrics),
+                "entity": _dictionary(c["entity"], self.entities),
+                "value": _arrow_array(c["value"]),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class NativeFlows:
+    """The flows as the native module hands them over: numpy columns (FLOW_COLUMNS but
+    `slowdown`), `src` and `dst` as codes into `hosts` (scenario order)."""
+
+    columns: Mapping[str, np.ndarray]
+    hosts: list[str]
+
+    @classmethod
+    def from_native(cls, native: Mapping[str, Any], hosts: list[str]) -> NativeFlows:
+        """Checked columns, with `slowdown` = FCT / the FCT alone on an idle network (NaN for a
+        flow that did not complete)."""
+        columns = {c: np.asarray(native[c]) for c in FLOW_COLUMNS if c in native}
+        lengths = {name: len(col) for name, col in columns.items()}
+        if len(set(lengths.values())) > 1:
+            raise RuntimeError(f"native flow columns differ in length: {lengths}")
+        for name in CATEGORICAL_FLOW_COLUMNS:
+            columns[name] = _codes(columns[name], hosts)
+        with np.errstate(divide="ignore", invalid="ignore"):  # as pandas divides: inf, NaN
+            columns["slowdown"] = columns["fct_s"] / columns["ideal_fct_s"]
+        return cls({c: columns[c] for c in FLOW_COLUMNS}, list(hosts))
+
+    def __len__(self) -> int:
+        return len(self.columns["flow_id"])
+
+    def frame(self) -> pd.DataFrame:
+        """One row per flow; src/dst become categoricals of host names."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                c: _categorical(col, self.hosts) if c in CATEGORICAL_FLOW_COLUMNS else col
+                for c, col in self.columns.items()
+            }
+        )
+
+    def arrow(self) -> pa.Table:
+        """The pyarrow Table `frame()` converts to, built without pandas."""
+        import pyarrow as pa
+
+        columns = {
+            c: _dictionary(col, self.hosts) if c in CATEGORICAL_FLOW_COLUMNS else _arrow_array(col)
+            for c, col in self.columns.items()
+        }
+        return pa.table(columns)
+
+
 def timeseries_frame(native: Mapping[str, Any]) -> pd.DataFrame:
     """Long DataFrame from the native columns; metric/entity codes become categoricals."""
-    columns = {name: np.asarray(native[name]) for name in TIMESERIES_COLUMNS}
-    lengths = {name: len(col) for name, col in columns.items()}
-    if len(set(lengths.values())) != 1:
-        raise RuntimeError(f"native time series columns differ in length: {lengths}")
-    return pd.DataFrame(
-        {
-            "time_s": columns["time_s"].astype(np.float64, copy=False),
-            "metric": _categorical(columns["metric"], native["metrics"]),
-            "entity": _categorical(columns["entity"], native["entities"]),
-            "value": columns["value"].astype(np.float64, copy=False),
-        }
-    )
-
-
-def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
-    """Codes into `names` as a Categorical; an out-of-range code is a native bug, so raise."""
-    codes = codes.astype(np.int64, copy=False)
-    if codes.size and (codes.min() < 0 or codes.max() >= len(names)):
-        raise RuntimeError(f"native code out of range 0..{len(names) - 1}")
-    return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object))
+    return NativeTimeseries.from_native(native).frame()
 
 
 def flows_frame(native: Mapping[str, Any] | None, hosts: list[str]) -> pd.DataFrame:
     """One row per flow from the native columns; src/dst become host names, and slowdown =
     FCT / the FCT alone on an idle network (NaN for a flow that did not complete)."""
     if native is None:
+        import pandas as pd
+
         empty = {c: pd.Series(dtype="float64") for c in FLOW_COLUMNS}
         return pd.DataFrame(empty)
-    frame = pd.DataFrame({c: np.asarray(native[c]) for c in FLOW_COLUMNS if c in native})
-    frame["src"] = _categorical(frame["src"].to_numpy(), hosts)
-    frame["dst"] = _categorical(frame["dst"].to_numpy(), hosts)
-    frame["slowdown"] = frame["fct_s"] / frame["ideal_fct_s"]
-    return frame[list(FLOW_COLUMNS)]
+    return NativeFlows.from_native(native, hosts).frame()
+
+
+def _codes(codes: np.ndarray, names: list[str]) -> np.ndarray:
+    """Codes into `names` as pandas stores a Categorical's (the smallest signed integer type
+    that holds them); an out-of-range code is a native bug, so raise."""
+    codes = codes.astype(np.int64, copy=False)
+    if codes.size and (codes.min() < 0 or codes.max() >= len(names)):
+        raise RuntimeError(f"native code out of range 0..{len(names) - 1}")
+    return codes.astype(_code_dtype(len(names)), copy=False)
+
+
+def _code_dtype(n_names: int) -> type[np.signedinteger[Any]]:
+    """pandas' choice of codes type for `n_names` categories (`coerce_indexer_dtype`): the
+    dictionary index type `DataFrame.to_parquet` writes."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_names < np.iinfo(dtype).max:
+            return dtype
+    return np.int64
+
+
+def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
+    """Checked codes into `names` as a Categorical."""
+    import pandas as pd
+
+    return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object))
+
+
+def _dictionary(codes: np.ndarray, names: list[str]) -> pa.Array:
+    """Checked codes into `names` as the arrow array pyarrow makes of `_categorical`: a
+    dictionary of strings, or, with no names at all (so no rows), a null column (pyarrow
+    infers no type from empty object categories)."""
+    import pyarrow as pa
+
+    if not names:
+        return pa.nulls(len(codes))
+    encoded = [name.encode() for name in names]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+    strings = pa.Array.from_buffers(pa.string(), len(encoded), buffers)
+    return pa.DictionaryArray.from_arrays(_arrow_array(codes), strings)
+
+
+def _arrow_array(values: np.ndarray) -> pa.Array:
+    """A 1-D numpy array as the arrow array `pa.Table.from_pandas` makes of it (NaN becomes
+    null), from its buffers: `pa.array` first imports pandas to look for pandas objects,
+    which is what a run that is only saved must not pay."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values)
+    if values.dtype == np.bool_:  # arrow packs booleans into bits, least significant first
+        data = pa.py_buffer(np.packbits(values, bitorder="little"))
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, data])
+    validity = None
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+        if missing.any():
+            validity = pa.py_buffer(np.packbits(~missing, bitorder="little"))
+    arrow_type = pa.from_numpy_dtype(values.dtype)
+    return pa.Array.from_buffers(arrow_type, len(values), [validity, pa.py_buffer(values)])
