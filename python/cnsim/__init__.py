@@ -12,7 +12,6 @@ Python and import without it.
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from cnsim.api import (
@@ -31,6 +30,8 @@ if TYPE_CHECKING:
     from cnsim.result import Result
     from cnsim.sweeps import SweepError, SweepResult, load_sweep, sweep
 
+    __version__: str
+
 # Imported on first use: pandas and matplotlib cost a second, which `cnsim --version` and
 # shell completion should not pay.
 _LAZY = {
@@ -43,6 +44,9 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # on first use: importlib.metadata takes 10 ms to import
+        globals()[name] = _version()
+        return globals()[name]
     if name in _LAZY:
         import importlib
 
@@ -53,13 +57,13 @@ def __getattr__(name: str) -> Any:
 
 
 def _version() -> str:
+    from importlib import metadata
+
     try:
         return metadata.version("cnsim")
     except metadata.PackageNotFoundError:  # running from a source tree
         return native_version() or "0+unknown"
 
-
-__version__ = _version()
 
 __all__ = [
     "OverrideSyntaxError",

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -297,6 +296,8 @@ def show(
     with user_errors():
         text = api.resolve(name) if resolved else api.load_scenario(name)
     if stdout.is_terminal:
+        from rich.syntax import Syntax  # pygments: only `show` needs it
+
         stdout.print(Syntax(text, "toml", background_color="default"))
     else:
         typer.echo(text, nl=not text.endswith("\n"))

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -284,6 +283,14 @@ def progress_bar(console: Console | None = None) -> Iterator[Callable[[float], N
     if not console.is_terminal:
         yield lambda fraction: None
         return
+    from rich.progress import (  # here: `cnsim run -q` and runs off a terminal draw no bar
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     columns = (
         TextColumn("simulating"),
         BarColumn(),
