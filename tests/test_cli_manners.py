@@ -127,6 +127,25 @@ def test_a_small_run_without_plots_does_not_import_pandas(tmp_path) -> None:
     }
 
 
+@pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("3", "3")])
+def test_commands_ask_openblas_for_one_thread(given: str | None, expected: str) -> None:
+    """No command does linear algebra: the CLI asks numpy's OpenBLAS for one thread (starting
+    one per core is a fifth of a small run), unless the user chose a number."""
+    code = (
+        "import os\n"
+        "from typer.testing import CliRunner\n"
+        "from cnsim.cli import app\n"
+        "assert CliRunner().invoke(app, ['presets']).exit_code == 0\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected
+
+
 def test_missing_core_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     from cnsim import api
 

@@ -7,6 +7,7 @@ already names the field at fault.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 import warnings
@@ -78,6 +79,10 @@ def main(
 
     Run a seed experiment with `cnsim run seed004-qcn`; `cnsim presets` lists them.
     """
+    # No command does linear algebra, yet numpy's OpenBLAS starts a thread per core when numpy
+    # loads: 60 ms of CPU, a fifth of a small run (performance.md). Before numpy is imported;
+    # a value the user set wins, and sweep workers inherit it (one run per core already).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def user_error_types() -> tuple[type[BaseException], ...]:
