@@ -99,12 +99,14 @@ delay_s = 1e-6
 kind = "saturate"
 hosts = ["a"]
 dst = "b"
+[report]
+window_s = [2e-4, 1e-3]
 """
 
 
 def test_a_small_run_without_plots_does_not_import_pandas(tmp_path) -> None:
-    """`cnsim run --no-plots -q` writes its files without pandas or matplotlib (issue 12: their
-    import takes longer than a small simulation); the files are all there."""
+    """`cnsim run --no-plots -q` writes its files, the window table included, without pandas or
+    matplotlib (issue 12: their import takes longer than a small simulation)."""
     scenario = tmp_path / "small.toml"
     scenario.write_text(SMALL_RUN)
     out = tmp_path / "out"
@@ -120,11 +122,8 @@ def test_a_small_run_without_plots_does_not_import_pandas(tmp_path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
-    assert {p.name for p in out.iterdir()} == {
-        "scenario.toml",
-        "summary.json",
-        "timeseries.parquet",
-    }
+    written = {"scenario.toml", "summary.json", "timeseries.parquet", "window_per_source.csv"}
+    assert {p.name for p in out.iterdir()} == written
 
 
 @pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("3", "3")])

@@ -6,7 +6,9 @@ rely on them, so they are written in one place.
 
 from __future__ import annotations
 
+import csv
 import glob
+import io
 import json
 import math
 import os
@@ -109,9 +111,9 @@ def _write_contents(result: Result, folder: Path, *, plots: bool) -> None:
     flows = result.flows_table()
     if flows is not None:
         _write(folder / FLOWS_FILE, lambda h: _write_parquet(flows, h))
-    table = window_per_source(result.summary)
-    if table is not None:
-        _write(folder / WINDOW_TABLE_FILE, lambda h: h.write(table.to_csv(index=False).encode()))
+    rows = window_rows(result.summary)
+    if rows is not None:
+        _write(folder / WINDOW_TABLE_FILE, lambda h: h.write(window_csv(rows).encode()))
     if plots:
         from cnsim.plots import make_plots
 
@@ -208,13 +210,14 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def window_per_source(summary: Mapping[str, Any]) -> pd.DataFrame | None:
+def window_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The per-source table over [report].window_s (seed 002's table), sending hosts only:
-    throughput and frames generated, transmitted and dropped at the source in the window."""
+    throughput and frames generated, transmitted and dropped at the source in the window;
+    None without a window. Plain rows: the CLI writes and prints them without pandas."""
     window = summary.get("window")
     if not window:
         return None
-    rows = [
+    return [
         {
             "source": name,
             "throughput_gbps": row.get("throughput_bps", 0.0) / 1e9,
@@ -225,28 +228,47 @@ def window_per_source(summary: Mapping[str, Any]) -> pd.DataFrame | None:
         for name, row in window.get("per_source", {}).items()
         if row.get("generated_frames", 1) > 0
     ]
-    import pandas as pd  # here: the CLI imports this module before it knows a run will happen
+
+
+def window_per_source(summary: Mapping[str, Any]) -> pd.DataFrame | None:
+    """`window_rows` as a DataFrame (None without a window)."""
+    rows = window_rows(summary)
+    if rows is None:
+        return None
+    import pandas as pd
 
     return pd.DataFrame(rows)
 
 
+def window_csv(rows: list[dict[str, Any]]) -> str:
+    """The window table as `DataFrame.to_csv(index=False)` wrote it (a test compares them):
+    floats in their shortest round-trip form, strings quoted only when they must be."""
+    if not rows:
+        return "\n"  # pandas' text for a table without columns
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(rows[0].keys())
+    writer.writerows(row.values() for row in rows)
+    return out.getvalue()
+
+
 def window_table(summary: Mapping[str, Any]) -> Table | None:
     """The window table for the terminal, with the window's totals as a caption."""
-    frame = window_per_source(summary)
-    if frame is None or frame.empty:
+    rows = window_rows(summary)
+    if not rows:
         return None
     w = summary["window"]
     title = f"window {w['start_s'] * 1e3:g}-{w['end_s'] * 1e3:g} ms, per source"
     table = Table(title=title)
     for column in ["source", "throughput (Gb/s)", "generated", "transmitted", "dropped at source"]:
         table.add_column(column, justify="left" if column == "source" else "right")
-    for row in frame.itertuples(index=False):
+    for row in rows:
         table.add_row(
-            str(row.source),
-            f"{row.throughput_gbps:.2f}",
-            _count(row.frames_generated),
-            _count(row.frames_transmitted),
-            _count(row.frames_dropped_at_source),
+            str(row["source"]),
+            f"{row['throughput_gbps']:.2f}",
+            _count(row["frames_generated"]),
+            _count(row["frames_transmitted"]),
+            _count(row["frames_dropped_at_source"]),
         )
     table.caption = (
         f"frames generated {_count(w.get('frames_generated'))}, "

@@ -1,6 +1,7 @@
-"""timeseries.parquet and flows.parquet as `Result.save` writes them from the native columns
-(pyarrow, no pandas) hold what `DataFrame.to_parquet` wrote before: the same arrow table (types,
-dictionary-encoded categoricals, NaN as null) and the same DataFrame through `pd.read_parquet`."""
+"""The files `cnsim run` writes without pandas hold what pandas wrote before: timeseries.parquet
+and flows.parquet from the native columns through pyarrow (the same arrow table: types,
+dictionary-encoded categoricals, NaN as null; the same DataFrame through `pd.read_parquet`), and
+window_per_source.csv through the csv module (the same text as `DataFrame.to_csv`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from cnsim import api
+from cnsim import api, report
 from cnsim.result import NativeTimeseries, Result, flows_frame, timeseries_frame
 
 SMALL = """
@@ -119,3 +120,33 @@ def test_synthetic_time_series(tmp_path: Path, n_metrics: int, n_entities: int) 
     path = tmp_path / "timeseries.parquet"
     pq.write_table(NativeTimeseries.from_native(native).arrow(), path)
     assert_same_parquet(path, old_route(timeseries_frame(native)))
+
+
+def window_summary(per_source: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"window": {"start_s": 0.01, "end_s": 0.03, "per_source": per_source}}
+
+
+@pytest.mark.parametrize(
+    "per_source",
+    [
+        {
+            "ep0": {"throughput_bps": 2.502e9 + 0.7, "generated_frames": 8409, "tx_frames": 4170},
+            "ep1": {"throughput_bps": 0.0, "generated_frames": 3, "dropped_frames": 2},
+            "sink": {"throughput_bps": 0.0, "generated_frames": 0},  # not a source: left out
+        },
+        {  # names a CSV must quote; floats printed in scientific notation or at their limits
+            "a,b": {"throughput_bps": 1e-3, "generated_frames": 10**15},
+            'q"x': {"throughput_bps": 1e25, "generated_frames": 1},
+            "h 1": {"throughput_bps": 5e-315, "generated_frames": 1},
+            "h2": {"throughput_bps": 2 / 3 * 1e9, "generated_frames": 1},
+        },
+        {"sink": {"generated_frames": 0}},  # a window without a sending host
+    ],
+)
+def test_window_table_csv(per_source: dict[str, dict[str, Any]]) -> None:
+    summary = window_summary(per_source)
+    frame = report.window_per_source(summary)
+    assert frame is not None
+    rows = report.window_rows(summary)
+    assert rows is not None
+    assert report.window_csv(rows) == frame.to_csv(index=False)
