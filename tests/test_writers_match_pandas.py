@@ -72,7 +72,10 @@ def assert_same_parquet(new: Path, old: io.BytesIO) -> None:
 
 def saved(raw: dict[str, Any], tmp_path: Path) -> Path:
     """A native run saved straight away (no DataFrame built), as `cnsim run` does."""
-    return Result.from_native(raw).save(tmp_path / "run", plots=False)
+    result = Result.from_native(raw)
+    # Built from the native columns, not by pyarrow from a DataFrame (which adds its metadata).
+    assert result.timeseries_table().schema.metadata is None
+    return result.save(tmp_path / "run", plots=False)
 
 
 def test_time_series_of_a_run(tmp_path: Path) -> None:
@@ -150,3 +153,13 @@ def test_window_table_csv(per_source: dict[str, dict[str, Any]]) -> None:
     rows = report.window_rows(summary)
     assert rows is not None
     assert report.window_csv(rows) == frame.to_csv(index=False)
+
+
+def test_a_dataframe_once_built_is_what_save_writes(tmp_path: Path) -> None:
+    """After `result.timeseries` was looked at (and maybe changed), `save` writes that
+    DataFrame, not the columns it came from."""
+    result = Result.from_native(native_run(SMALL))
+    result.timeseries["value"] *= 2
+    out = result.save(tmp_path / "run", plots=False)
+    written = pd.read_parquet(out / "timeseries.parquet")
+    np.testing.assert_array_equal(written["value"], result.timeseries["value"])
