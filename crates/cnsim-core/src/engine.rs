@@ -271,6 +271,12 @@ impl EventQueue {
         true
     }
 
+    /// The event `n` places after the next one to pop, if it is already in the current slot's
+    /// sorted run (a hint: events scheduled meanwhile may come before it).
+    pub fn peek_ahead(&self, n: usize) -> Option<EventKind> {
+        self.front.get(self.head + n).map(|e| e.kind)
+    }
+
     /// Pops the next event at or before `end`, advancing the clock to it.
     pub fn pop_until(&mut self, end: SimTime) -> Option<EventKind> {
         if self.head == self.front.len() && !self.advance() {

@@ -8,16 +8,17 @@ use crate::scenario::EcmpKey;
 
 /// No route to this destination.
 pub const UNREACHABLE: PortIdx = PortIdx::MAX;
-/// A destination with a single next hop.
-const SINGLE: u32 = u32::MAX;
+/// An entry of `next` with this bit set is an equal-cost group index, not a port.
+const GROUP_BIT: u16 = 1 << 15;
 
 #[derive(Clone, Debug)]
 pub struct Forwarding {
-    /// Per destination host: the next hop on the lowest port index (the only one used unless
-    /// ECMP is on).
-    first: Vec<PortIdx>,
-    /// Per destination host: its equal-cost group in `groups`, or `SINGLE`. Empty unless ECMP.
-    group_of: Vec<u32>,
+    /// Per destination host, two bytes: the next hop (the lowest port index of the shortest
+    /// paths), or `GROUP_BIT | g` for equal-cost group `g` when ECMP is on, or `UNREACHABLE`.
+    /// One small array read per frame: on a 1024-host tree, separate per-destination port and
+    /// group arrays (6 bytes a destination) were a cache miss on most frames
+    /// (docs/performance.md).
+    next: Vec<u16>,
     /// The distinct sets of equal-cost next hops (a leaf has one: its uplinks), each sorted.
     groups: Vec<Box<[PortIdx]>>,
     ecmp: Option<Ecmp>,
@@ -35,8 +36,7 @@ impl Forwarding {
     /// A table with no routes for `n_hosts` destinations.
     pub fn new(n_hosts: usize) -> Forwarding {
         Forwarding {
-            first: vec![UNREACHABLE; n_hosts],
-            group_of: Vec::new(),
+            next: vec![UNREACHABLE; n_hosts],
             groups: Vec::new(),
             ecmp: None,
         }
@@ -45,16 +45,19 @@ impl Forwarding {
     /// Spread traffic over equal-cost next hops by a hash of `key` salted with `salt`.
     pub fn enable_ecmp(&mut self, key: EcmpKey, salt: u64) {
         self.ecmp = Some(Ecmp { key, salt });
-        self.group_of = vec![SINGLE; self.first.len()];
     }
 
     /// The next hops towards `dst`, all on shortest paths, in increasing port order.
     pub fn set(&mut self, dst: usize, next_hops: &[PortIdx]) {
         let Some(&lowest) = next_hops.first() else {
-            self.first[dst] = UNREACHABLE;
+            self.next[dst] = UNREACHABLE;
             return;
         };
-        self.first[dst] = lowest;
+        assert!(
+            lowest < GROUP_BIT,
+            "port index {lowest} out of the table's range"
+        );
+        self.next[dst] = lowest;
         if self.ecmp.is_none() || next_hops.len() < 2 {
             return;
         }
@@ -66,11 +69,15 @@ impl Forwarding {
                 self.groups.len() - 1
             }
         };
-        self.group_of[dst] = group as u32;
+        assert!(
+            group < (GROUP_BIT - 1) as usize,
+            "too many equal-cost groups"
+        );
+        self.next[dst] = GROUP_BIT | group as u16;
     }
 
     pub fn reaches(&self, dst: usize) -> bool {
-        self.first[dst] != UNREACHABLE
+        self.next[dst] != UNREACHABLE
     }
 
     /// The output port of `frame`.
@@ -79,17 +86,22 @@ impl Forwarding {
         self.port_for(frame.src, frame.dst, frame.flow_id)
     }
 
+    /// The output port of `frame` if it is a data frame with a route (for hints: control frames
+    /// such as PAUSE are consumed by the switch, not forwarded).
+    pub fn data_port(&self, frame: &Frame) -> Option<PortIdx> {
+        let routed = frame.is_data() && self.next.get(frame.dst as usize).is_some();
+        routed.then(|| self.port(frame))
+    }
+
     /// The output port of a frame from host `src` to host `dst` of flow `flow_id`.
     #[inline]
     pub fn port_for(&self, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {
-        let Some(ecmp) = self.ecmp else {
-            return self.first[dst as usize];
-        };
-        let group = self.group_of[dst as usize];
-        if group == SINGLE {
-            return self.first[dst as usize];
+        let next = self.next[dst as usize];
+        if next & GROUP_BIT == 0 || next == UNREACHABLE {
+            return next;
         }
-        let ports = &self.groups[group as usize];
+        let ecmp = self.ecmp.expect("groups are made with ECMP only");
+        let ports = &self.groups[(next & !GROUP_BIT) as usize];
         let mut key = (src as u64) << 32 | dst as u64;
         if ecmp.key == EcmpKey::Flow && flow_id != NO_FLOW {
             key = mix(key) ^ flow_id as u64;

@@ -2,6 +2,7 @@
 //! it concerns, and hands frames across links. It knows no protocol.
 
 mod build;
+mod prefetch;
 mod probe;
 
 use std::time::Instant;
@@ -56,6 +57,8 @@ pub struct Simulation {
     /// Switch port queue peaks over the report window, taken at its end.
     window_port_peaks: Option<Vec<(String, u64)>>,
     control_bytes: u32,
+    /// Prefetch what the next events touch (large networks only; `prefetch.rs`).
+    prefetch: bool,
     pub stopped_early: bool,
 }
 
@@ -66,6 +69,7 @@ impl Simulation {
         let probe_interval = SimTime::from_secs_f64(scenario.report.probe_interval_s);
         let mut sim = Simulation {
             control_bytes: scenario.model.control_frame_bytes,
+            prefetch: prefetch::worthwhile(&built.nodes, &built.sources),
             q: EventQueue::new(),
             nodes: built.nodes,
             sources: built.sources,
@@ -117,6 +121,9 @@ impl Simulation {
         let wall = Instant::now();
         let end = self.end;
         while let Some(ev) = self.q.pop_until(end) {
+            if self.prefetch {
+                prefetch::ahead(&self.q, &self.nodes, &self.sources);
+            }
             self.dispatch(ev);
             if self.q.processed().is_multiple_of(PROGRESS_EVERY_EVENTS)
                 && !progress(self.q.now().as_secs_f64() / end.as_secs_f64())
