@@ -7,6 +7,7 @@ already names the field at fault.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tomllib
@@ -18,13 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from cnsim import api
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cnsim import sweeps
     from cnsim.result import Result
 
@@ -35,8 +35,23 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # locals hold megabytes of arrays
 )
-stdout = Console()
-stderr = Console(stderr=True)
+
+
+@functools.cache
+def console(*, stderr: bool = False) -> Console:
+    """The terminal, stdout or stderr, made on first use: importing rich takes about 15 ms
+    and `cnsim run -q` prints nothing."""
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def print_line(message: str, style: str) -> None:
+    """One styled line on stderr, as text: not markup, since messages hold brackets
+    ("traffic[2].load") rich would eat."""
+    from rich.text import Text
+
+    console(stderr=True).print(Text(message, style=style), soft_wrap=True)
 
 
 def _flags_show_no_type() -> None:
@@ -115,8 +130,7 @@ def user_errors() -> Iterator[None]:
     except Exception as exc:
         if not isinstance(exc, user_error_types()):
             raise
-        # Text, not markup: messages hold brackets ("traffic[2].load") rich would eat.
-        stderr.print(Text(f"error: {error_text(exc)}", style="bold red"), soft_wrap=True)
+        print_line(f"error: {error_text(exc)}", "bold red")
         raise typer.Exit(USAGE_ERROR) from None
 
 
@@ -127,7 +141,7 @@ def warnings_as_lines() -> Iterator[None]:
         warnings.simplefilter("always", UserWarning)
         yield
     for warning in caught:
-        stderr.print(Text(f"warning: {warning.message}", style="yellow"), soft_wrap=True)
+        print_line(f"warning: {warning.message}", "yellow")
 
 
 def default_out_dir(result: Result) -> Path:
@@ -163,19 +177,19 @@ def run(
         if out is not None:  # a directory cnsim must not write into fails before the run
             report.check_out_dir(out)
         try:
-            bar = nullcontext(None) if quiet else report.progress_bar(stderr)
+            bar = nullcontext(None) if quiet else report.progress_bar(console(stderr=True))
             with bar as callback:
                 result = api.run(scenario, seed=seed, set=overrides, progress=callback or False)
             out_dir = Path(out) if out is not None else default_out_dir(result)
             result.save(out_dir, plots=not no_plots)
         except KeyboardInterrupt:
-            stderr.print(Text(RUN_INTERRUPTED, style="yellow"), soft_wrap=True)
+            print_line(RUN_INTERRUPTED, "yellow")
             raise typer.Exit(130) from None
     if not quiet:
-        stdout.print(report.summary_table(result, out_dir))
+        console().print(report.summary_table(result, out_dir))
         window = report.window_table(result.summary)
         if window is not None:
-            stdout.print(window)
+            console().print(window)
 
 
 @app.command()
@@ -196,7 +210,7 @@ def trace(
     priority); a kind = "flow_trace" entry reading it reproduces the run exactly."""
     with user_errors():
         n = api.trace(scenario, out, seed=seed, set=overrides)
-    stdout.print(f"{n:,} flows written to {out}")
+    console().print(f"{n:,} flows written to {out}")
 
 
 INTERRUPTED = "interrupted: finished runs are saved; the same command resumes the sweep"
@@ -251,7 +265,7 @@ def sweep(
                 spec, out=out, jobs=jobs, client=client, keep=keep.value, progress=not quiet
             )
         except KeyboardInterrupt:
-            stderr.print(Text(INTERRUPTED, style="yellow"), soft_wrap=True)
+            print_line(INTERRUPTED, "yellow")
             raise typer.Exit(130) from None
         finally:
             if client is not None:
@@ -259,9 +273,9 @@ def sweep(
         if not no_plots:
             study.plot()
     if not quiet:
-        stdout.print(terminal.sweep_table(study))
+        console().print(terminal.sweep_table(study))
     if len(study.failed):
-        stderr.print(Text(failures_line(study), style="bold red"), soft_wrap=True)
+        print_line(failures_line(study), "bold red")
         raise typer.Exit(1)
 
 
@@ -280,12 +294,14 @@ def presets() -> None:
     with user_errors():
         found = api.presets()
     if not found:
-        stdout.print("no presets installed")
+        console().print("no presets installed")
         return
+    from rich.table import Table
+
     table = Table("preset", "description", title="cnsim presets")
     for name, description in found.items():
         table.add_row(name, description)
-    stdout.print(table)
+    console().print(table)
 
 
 @app.command()
@@ -300,10 +316,10 @@ def show(
     """Print a preset's TOML (redirect it to a file to start your own scenario)."""
     with user_errors():
         text = api.resolve(name) if resolved else api.load_scenario(name)
-    if stdout.is_terminal:
+    if console().is_terminal:
         from rich.syntax import Syntax  # pygments: only `show` needs it
 
-        stdout.print(Syntax(text, "toml", background_color="default"))
+        console().print(Syntax(text, "toml", background_color="default"))
     else:
         typer.echo(text, nl=not text.endswith("\n"))
 

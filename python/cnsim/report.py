@@ -18,14 +18,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
     from cnsim.result import Result
+
+    Row = tuple[str, str | Text]
+
+# rich (about 15 ms) is imported where a table or bar is drawn: `cnsim run -q` draws neither.
 
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
@@ -257,6 +260,8 @@ def window_table(summary: Mapping[str, Any]) -> Table | None:
     rows = window_rows(summary)
     if not rows:
         return None
+    from rich.table import Table
+
     w = summary["window"]
     title = f"window {w['start_s'] * 1e3:g}-{w['end_s'] * 1e3:g} ms, per source"
     table = Table(title=title)
@@ -301,7 +306,10 @@ def progress_bar(console: Console | None = None) -> Iterator[Callable[[float], N
     The callback gets the simulated fraction done; off a terminal it does nothing, so logs and
     captured output stay clean.
     """
-    console = console or Console(stderr=True)
+    if console is None:
+        from rich.console import Console
+
+        console = Console(stderr=True)
     if not console.is_terminal:
         yield lambda fraction: None
         return
@@ -326,6 +334,9 @@ def progress_bar(console: Console | None = None) -> Iterator[Callable[[float], N
 
 def summary_table(result: Result, out_dir: Path | None = None) -> Table:
     """Short run summary: cost, frame accounting by place, control frames, metrics, outputs."""
+    from rich.table import Table
+    from rich.text import Text
+
     s = result.summary
     table = Table(title=f"cnsim: {result.name} (seed {s.get('seed')})", show_header=False)
     table.add_column(style="bold")
@@ -338,9 +349,6 @@ def summary_table(result: Result, out_dir: Path | None = None) -> Table:
         # Text, not markup: entity names and values may hold brackets.
         table.add_row(label, value if isinstance(value, Text) else Text(value))
     return table
-
-
-Row = tuple[str, str | Text]
 
 
 def _cost_rows(s: Mapping[str, Any]) -> list[Row]:
@@ -363,6 +371,8 @@ def _frame_rows(s: Mapping[str, Any]) -> list[Row]:
         ("frames in flight", _count(frames.get("in_flight"))),
     ]
     if frames.get("conserved") is False:  # the core's own check failed: say so loudly
+        from rich.text import Text
+
         broken = "VIOLATED: generated != delivered + dropped + in flight"
         rows.append(("conservation", Text(broken, style="bold red")))
     latency = s.get("latency_s")
