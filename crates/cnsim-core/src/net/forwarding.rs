@@ -86,13 +86,6 @@ impl Forwarding {
         self.port_for(frame.src, frame.dst, frame.flow_id)
     }
 
-    /// The output port of `frame` if it is a data frame with a route (for hints: control frames
-    /// such as PAUSE are consumed by the switch, not forwarded).
-    pub fn data_port(&self, frame: &Frame) -> Option<PortIdx> {
-        let routed = frame.is_data() && self.next.get(frame.dst as usize).is_some();
-        routed.then(|| self.port(frame))
-    }
-
     /// The output port of a frame from host `src` to host `dst` of flow `flow_id`.
     #[inline]
     pub fn port_for(&self, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {
