@@ -15,6 +15,36 @@ import tomli_w
 
 from cnsim.result import Result, timeseries_frame
 
+TWO_HOST_SATURATE = """
+name = "small"
+duration_s = 1e-3
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[switches]]
+name = "sw"
+[[links]]
+ends = ["a", "sw"]
+rate_bps = 10e9
+delay_s = 1e-6
+[[links]]
+ends = ["b", "sw"]
+rate_bps = 10e9
+delay_s = 1e-6
+[[traffic]]
+kind = "saturate"
+hosts = ["a"]
+dst = "b"
+"""
+
+
+def small_run(report: str) -> str:
+    """TOML of the smallest useful run (hosts a and b on switch sw, 10 Gb/s links of 1 us, a
+    saturating a -> b for 1 ms) with `report` as its [report] table's lines."""
+    return f"{TWO_HOST_SATURATE}[report]\n{report}\n"
+
+
 HOSTS = ("ep0", "ep1", "ep2", "ep3")
 CORE_PORT = "core->ep4"
 IDLE_PORT = "es0->core"

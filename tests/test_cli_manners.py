@@ -11,6 +11,7 @@ import time
 import pytest
 
 import cnsim
+from conftest import small_run
 
 
 def cnsim_cmd(*args: str, module: str = "cnsim") -> subprocess.CompletedProcess[str]:
@@ -78,30 +79,7 @@ def test_scenario_errors_do_not_import_pandas() -> None:
     assert done.stdout.strip() == "[]"
 
 
-SMALL_RUN = """
-name = "small"
-duration_s = 1e-3
-[[hosts]]
-name = "a"
-[[hosts]]
-name = "b"
-[[switches]]
-name = "sw"
-[[links]]
-ends = ["a", "sw"]
-rate_bps = 10e9
-delay_s = 1e-6
-[[links]]
-ends = ["b", "sw"]
-rate_bps = 10e9
-delay_s = 1e-6
-[[traffic]]
-kind = "saturate"
-hosts = ["a"]
-dst = "b"
-[report]
-window_s = [2e-4, 1e-3]
-"""
+SMALL_RUN = small_run("window_s = [2e-4, 1e-3]")
 
 
 def test_a_small_run_without_plots_does_not_import_pandas(tmp_path) -> None:

@@ -17,31 +17,9 @@ import pytest
 
 from cnsim import api, report
 from cnsim.result import NativeTimeseries, Result, flows_frame, timeseries_frame
+from conftest import small_run
 
-SMALL = """
-name = "small"
-duration_s = 1e-3
-[[hosts]]
-name = "a"
-[[hosts]]
-name = "b"
-[[switches]]
-name = "sw"
-[[links]]
-ends = ["a", "sw"]
-rate_bps = 10e9
-delay_s = 1e-6
-[[links]]
-ends = ["b", "sw"]
-rate_bps = 10e9
-delay_s = 1e-6
-[[traffic]]
-kind = "saturate"
-hosts = ["a"]
-dst = "b"
-[report]
-probe_interval_s = 1e-4
-"""
+SMALL = small_run("probe_interval_s = 1e-4")
 
 
 def native_run(scenario: str, **overrides: Any) -> dict[str, Any]:

@@ -52,10 +52,7 @@ pub(super) fn ahead(q: &EventQueue, nodes: &[Node], sources: &[Source]) {
 }
 
 fn port_of(nodes: &[Node], node: NodeIdx, port: PortIdx) -> Option<&Port> {
-    match nodes.get(node as usize)? {
-        Node::Host(h) => Some(&h.port),
-        Node::Switch(s) => s.ports.get(port as usize),
-    }
+    nodes.get(node as usize)?.ports().get(port as usize)
 }
 
 /// Stage one: the state the event's handler starts from.
@@ -105,14 +102,12 @@ fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
 }
 
 /// Asks the CPU to bring every cache line of `value` into the cache.
-#[inline(always)]
+#[inline]
 fn lines<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let start = (value as *const T).cast::<i8>();
-        // A plain loop over a constant size: the compiler unrolls it into one instruction per
-        // line (an iterator adapter here cost more than the prefetches).
         let mut offset = 0;
         while offset < std::mem::size_of::<T>() {
             // SAFETY: `start + offset` lies inside `value`, a live reference, so the pointer
