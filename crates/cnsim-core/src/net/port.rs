@@ -1,7 +1,8 @@
 //! One direction of a link, seen from the sending node: its output queues (strict priority for
 //! control frames, then the data's class queues and their scheduler), the transmitter, PAUSE
-//! and PFC state, and the pipe that carries frames across the link to the peer. A frame leaves the queue when its transmission starts, crosses the pipe in
-//! `delay`, and is handed to the peer node.
+//! and //! PFC state, and the pipe that carries frames across the link to the peer. A frame leaves the
+//! queue when its transmission starts, crosses the pipe in `delay`, and is handed to the peer
+//! node.
 
 use std::collections::VecDeque;
 
@@ -56,8 +57,13 @@ pub struct Port {
     /// Output queues of a switch, one per class (hosts keep their data in VOQs instead).
     pub data_q: ClassQueues,
     pub data_bytes: u64,
-    pub sending: Option<Frame>,
-    pub pipe: VecDeque<(SimTime, Frame)>,
+    /// The transmitter is serialising the pipe's last frame.
+    transmitting: bool,
+    /// Frames on the link with their arrival times, in order. A frame enters when its
+    /// transmission starts, so it is copied once per hop (a separate "sending" slot cost two
+    /// more copies of the frame and a store-forwarding stall); only frames whose last bit has
+    /// left (all but the last one while `transmitting`) have an arrival event.
+    pipe: VecDeque<(SimTime, Frame)>,
     /// Data may not start before this time (PAUSE received from the peer).
     pub paused_until: SimTime,
     /// Time of the PauseExpire event that counts, if one is pending. Timers are lazy: a
@@ -99,7 +105,7 @@ impl Port {
             ctrl_q: VecDeque::new(),
             data_q: ClassQueues::default(),
             data_bytes: 0,
-            sending: None,
+            transmitting: false,
             pipe: VecDeque::new(),
             paused_until: SimTime::ZERO,
             pause_timer_at: None,
@@ -114,7 +120,7 @@ impl Port {
     }
 
     pub fn is_busy(&self) -> bool {
-        self.sending.is_some()
+        self.transmitting
     }
 
     pub fn is_paused(&self, now: SimTime) -> bool {
@@ -133,10 +139,12 @@ impl Port {
 
     /// Starts sending `frame`; returns when its last bit leaves.
     pub fn begin_tx(&mut self, frame: Frame, now: SimTime) -> SimTime {
-        debug_assert!(self.sending.is_none(), "{}: transmitter busy", self.name);
+        debug_assert!(!self.transmitting, "{}: transmitter busy", self.name);
         let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
-        self.sending = Some(frame);
-        now + self.tx_time(wire_bytes)
+        let done = now + self.tx_time(wire_bytes);
+        self.pipe.push_back((done + self.delay, frame));
+        self.transmitting = true;
+        done
     }
 
     /// `serialization_time(wire_bytes, rate_bps)`, by one multiplication when the rate allows it
@@ -155,16 +163,45 @@ impl Port {
     /// The current frame has left: it enters the pipe. Returns `Some(arrival)` when the pipe
     /// was empty, i.e. the caller must schedule the pipe's next arrival.
     pub fn end_tx(&mut self, now: SimTime) -> Option<SimTime> {
-        let frame = self.sending.take().expect("TxDone on an idle port");
+        assert!(self.transmitting, "{}: TxDone on an idle port", self.name);
+        self.transmitting = false;
+        let (arrival, frame) = self
+            .pipe
+            .back()
+            .expect("the frame being sent is in the pipe");
+        debug_assert_eq!(*arrival, now + self.delay);
         self.stats.tx_frames += 1;
         self.stats.tx_bytes += frame.bytes as u64;
         if frame.is_data() {
             self.stats.data_tx_bytes += frame.bytes as u64;
         }
-        let arrival = now + self.delay;
-        let was_empty = self.pipe.is_empty();
-        self.pipe.push_back((arrival, frame));
-        was_empty.then_some(arrival)
+        (self.pipe.len() == 1).then_some(*arrival)
+    }
+
+    /// The pipe's head frame reaches the peer: returns it, and the arrival time of the next
+    /// frame when the caller must schedule it (it has left the transmitter).
+    pub fn pop_arrival(&mut self) -> (Frame, Option<SimTime>) {
+        let (_, frame) = self.pipe.pop_front().expect("Arrive on an empty pipe");
+        let next_has_left = !(self.transmitting && self.pipe.len() == 1);
+        let next = self
+            .pipe
+            .front()
+            .filter(|_| next_has_left)
+            .map(|&(at, _)| at);
+        (frame, next)
+    }
+
+    /// The frame being serialised, if any.
+    pub fn sending(&self) -> Option<&Frame> {
+        self.pipe
+            .back()
+            .filter(|_| self.transmitting)
+            .map(|(_, f)| f)
+    }
+
+    /// The frame that arrives next, if any is on the link or being sent.
+    pub fn pipe_head(&self) -> Option<&Frame> {
+        self.pipe.front().map(|(_, f)| f)
     }
 
     /// Sends `frame` in one step (hosts): it enters the pipe at once with its arrival time, and
@@ -243,11 +280,11 @@ impl Port {
 
     /// Data frames held here: queued, being sent, or on the wire.
     pub fn data_frames_held(&self) -> u64 {
-        let sending = self.sending.is_some_and(|f| f.is_data()) as u64;
+        // The frame being sent is already in the pipe.
         let piped = self.pipe.iter().filter(|(_, f)| f.is_data()).count() as u64;
         // Probes riding the data queue are not data.
         let queued = self.data_q.iter().filter(|f| f.is_data()).count() as u64;
-        queued + sending + piped
+        queued + piped
     }
 
     /// Mean data queue from time 0 to `now`, in bytes.
@@ -278,6 +315,30 @@ mod tests {
         // A second frame behind it in the pipe needs no new arrival event.
         p.begin_tx(Frame::data(0, 1, 1500, SimTime::ZERO), done);
         assert_eq!(p.end_tx(SimTime::from_nanos(2400)), None);
+    }
+
+    #[test]
+    fn only_frames_that_have_left_get_an_arrival() {
+        let frame = Frame::data(0, 1, 1500, SimTime::ZERO);
+        let mut p = port();
+        let done = p.begin_tx(frame, SimTime::ZERO);
+        assert_eq!(p.end_tx(done), Some(SimTime::from_nanos(2200)));
+        let done2 = p.begin_tx(frame, done);
+        // The first frame arrives while the second is still being serialised: no event yet.
+        assert_eq!(p.pop_arrival().1, None);
+        assert!(p.sending().is_some());
+        // When its last bit leaves it is alone on the link and gets its own event.
+        assert_eq!(p.end_tx(done2), Some(SimTime::from_nanos(3400)));
+        assert!(p.sending().is_none());
+
+        // A long link: both frames have left, the first arrival names the second's.
+        let mut long = Port::new("a->b".into(), 1, 0, 10e9, SimTime::from_micros(10));
+        let done = long.begin_tx(frame, SimTime::ZERO);
+        assert!(long.end_tx(done).is_some());
+        let done2 = long.begin_tx(frame, done);
+        assert_eq!(long.end_tx(done2), None);
+        assert_eq!(long.pop_arrival().1, Some(SimTime::from_nanos(12_400)));
+        assert_eq!(long.data_frames_held(), 1);
     }
 
     #[test]

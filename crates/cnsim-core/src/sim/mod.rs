@@ -222,8 +222,8 @@ impl Simulation {
     fn on_arrive(&mut self, node: NodeIdx, port: PortIdx) {
         let (nodes, mut ctx) = self.ctx();
         let p = nodes[node as usize].port_mut(port);
-        let (_, frame) = p.pipe.pop_front().expect("Arrive on an empty pipe");
-        if let Some(&(next, _)) = p.pipe.front() {
+        let (frame, next) = p.pop_arrival();
+        if let Some(next) = next {
             ctx.q.schedule(next, EventKind::Arrive { node, port });
         }
         let (peer, peer_port) = (p.peer_node, p.peer_port);

@@ -84,7 +84,7 @@ fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
             let Some(p) = port_of(nodes, node, port) else {
                 return;
             };
-            if let Some(head) = p.pipe.front() {
+            if let Some(head) = p.pipe_head() {
                 lines(head);
             }
             if let Some(Node::Host(h)) = nodes.get(p.peer_node as usize) {

@@ -86,7 +86,7 @@ impl OneHost {
             match ev {
                 EventKind::TxDone { node, port } => {
                     let p = self.node.port_mut(port);
-                    let frame = p.sending.expect("TxDone while sending");
+                    let frame = *p.sending().expect("TxDone while sending");
                     self.sent.push((now, frame.is_data(), frame.priority));
                     if let Some(arrival) = p.end_tx(now) {
                         ctx.q.schedule(arrival, EventKind::Arrive { node, port });
@@ -97,10 +97,10 @@ impl OneHost {
                     // Hosts hand whole frames to the link (no TxDone event): a frame's
                     // transmission ended one link delay before it arrives.
                     let p = self.node.port_mut(port);
-                    let (arrival, frame) = p.pipe.pop_front().expect("Arrive on an empty pipe");
-                    let done = arrival - p.delay;
+                    let (frame, next) = p.pop_arrival();
+                    let done = now - p.delay;
                     self.sent.push((done, frame.is_data(), frame.priority));
-                    if let Some(&(next, _)) = p.pipe.front() {
+                    if let Some(next) = next {
                         ctx.q.schedule(next, EventKind::Arrive { node, port });
                     }
                 }
