@@ -9,9 +9,7 @@ use std::collections::VecDeque;
 use crate::flow_control::pfc::PfcPortState;
 use crate::net::frame::Frame;
 use crate::net::scheduler::ClassQueues;
-use crate::time::{
-    exact_ps_per_byte, pause_quanta_time, serialization_time, SimTime, EXACT_TX_MAX_BYTES,
-};
+use crate::time::{pause_quanta_time, SimTime, TxTimer};
 
 #[derive(Clone, Debug, Default)]
 pub struct PortStats {
@@ -79,11 +77,8 @@ pub struct Port {
     /// PFC state (per-class pauses from the peer, XOFF sent to it); None until PFC touches it.
     pub pfc: Option<Box<PfcPortState>>,
     pub stats: PortStats,
-    /// `rate_bps` (as bits) that `ps_per_byte` was computed for: a schedule may change the rate
-    /// at any time, and the next frame recomputes it.
-    tx_rate_bits: u64,
-    /// Whole picoseconds per wire byte at `rate_bps`, when exact (see `exact_ps_per_byte`).
-    ps_per_byte: Option<u64>,
+    /// Serialisation times at `rate_bps` (a schedule may change it at any time).
+    tx_timer: TxTimer,
 }
 
 impl Port {
@@ -114,8 +109,7 @@ impl Port {
             xoff_timer_pending: false,
             pfc: None,
             stats: PortStats::default(),
-            tx_rate_bits: rate_bps.to_bits(),
-            ps_per_byte: exact_ps_per_byte(rate_bps),
+            tx_timer: TxTimer::new(rate_bps),
         }
     }
 
@@ -141,23 +135,10 @@ impl Port {
     pub fn begin_tx(&mut self, frame: Frame, now: SimTime) -> SimTime {
         debug_assert!(!self.transmitting, "{}: transmitter busy", self.name);
         let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
-        let done = now + self.tx_time(wire_bytes);
+        let done = now + self.tx_timer.time(wire_bytes, self.rate_bps);
         self.pipe.push_back((done + self.delay, frame));
         self.transmitting = true;
         done
-    }
-
-    /// `serialization_time(wire_bytes, rate_bps)`, by one multiplication when the rate allows it
-    /// (bit-identical; the divide and `ceil` were 6% of a QCN run).
-    fn tx_time(&mut self, wire_bytes: u64) -> SimTime {
-        if self.rate_bps.to_bits() != self.tx_rate_bits {
-            self.tx_rate_bits = self.rate_bps.to_bits();
-            self.ps_per_byte = exact_ps_per_byte(self.rate_bps);
-        }
-        match self.ps_per_byte {
-            Some(k) if wire_bytes <= EXACT_TX_MAX_BYTES => SimTime(wire_bytes * k),
-            _ => serialization_time(wire_bytes, self.rate_bps),
-        }
     }
 
     /// The current frame has left: it enters the pipe. Returns `Some(arrival)` when the pipe
