@@ -180,6 +180,15 @@ impl Port {
             .map(|(_, f)| f)
     }
 
+    /// The frame being serialised, to mark on its way out.
+    pub fn sending_mut(&mut self) -> Option<&mut Frame> {
+        let transmitting = self.transmitting;
+        self.pipe
+            .back_mut()
+            .filter(|_| transmitting)
+            .map(|(_, f)| f)
+    }
+
     /// The frame that arrives next, if any is on the link or being sent.
     pub fn pipe_head(&self) -> Option<&Frame> {
         self.pipe.front().map(|(_, f)| f)

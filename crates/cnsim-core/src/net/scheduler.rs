@@ -58,11 +58,16 @@ impl ClassQueues {
         }
     }
 
-    pub fn push_back(&mut self, frame: Frame) {
+    /// Queues `frame` in its class and returns it there (a caller that still has fields to
+    /// set writes them in place: writing them into its own copy first and then copying the
+    /// frame stalled the store buffer).
+    pub fn push_back(&mut self, frame: Frame) -> &mut Frame {
         let c = frame.priority as usize;
-        self.queue_mut(c).push_back(frame);
         self.backlogged |= 1 << c;
         self.used |= 1 << c;
+        let queue = self.queue_mut(c);
+        queue.push_back(frame);
+        queue.back_mut().expect("just pushed")
     }
 
     /// The classes that have had frames, as a bit mask.

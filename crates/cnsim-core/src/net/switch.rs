@@ -158,7 +158,7 @@ impl Switch {
     }
 
     /// A data frame, or a message riding the data queue, enters the buffer.
-    fn on_buffered(&mut self, me: NodeIdx, in_port: PortIdx, mut frame: Frame, ctx: &mut Ctx) {
+    fn on_buffered(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
         let now = ctx.q.now();
         let out = self.route.port(&frame) as usize;
         let bytes = frame.bytes as u64;
@@ -184,7 +184,6 @@ impl Switch {
             self.dropped_frames += 1;
             return;
         }
-        frame.ingress = in_port;
         if let Some(pfc) = self.pfc.as_mut().filter(|_| !lossless) {
             let class = frame.priority as usize;
             pfc.admit(in_port as usize, class, bytes, false, self.memory_bytes);
@@ -201,12 +200,15 @@ impl Switch {
         let port = &mut self.ports[out];
         port.change_queue(now, true, bytes);
         let queue_bytes = port.data_bytes;
-        let msg = self.cps[out]
+        // The CP sees (and may mark) the frame where it is queued.
+        let queued = port.data_q.push_back(frame);
+        queued.ingress = in_port;
+        let about = self.cps[out]
             .as_mut()
-            .and_then(|cp| cp.on_enqueue(&mut frame, queue_bytes));
-        self.ports[out].data_q.push_back(frame);
-        if let Some(msg) = msg {
-            self.send_message(me, &frame, msg, ctx);
+            .and_then(|cp| cp.on_enqueue(queued, queue_bytes))
+            .map(|msg| (msg, *queued));
+        if let Some((msg, about)) = about {
+            self.send_message(me, &about, msg, ctx);
         }
         self.update_pause(me, in_port as usize, out, ctx);
         self.update_pfc(me, in_port as usize, frame.priority as usize, ctx);
@@ -251,27 +253,30 @@ impl Switch {
             return;
         }
         let paused_classes = port.paused_classes(now);
-        let Some(mut frame) = port.data_q.pop(paused_classes) else {
+        let Some(frame) = port.data_q.pop(paused_classes) else {
             return;
         };
         let bytes = frame.bytes as u64;
         port.change_queue(now, false, bytes);
         let queue_bytes = port.data_bytes;
-        let msg = self.cps[p as usize]
-            .as_mut()
-            .and_then(|cp| cp.on_dequeue(&mut frame, queue_bytes));
-        let port = &mut self.ports[p as usize];
         let done = port.begin_tx(frame, now);
+        // The CP sees (and may mark) the frame on its way out, in the pipe.
+        let sent = port.sending_mut().expect("just started");
+        let about = self.cps[p as usize]
+            .as_mut()
+            .and_then(|cp| cp.on_dequeue(sent, queue_bytes))
+            .map(|msg| (msg, *sent));
+        let (ingress, class) = (sent.ingress as usize, sent.priority as usize);
         schedule_tx_done(ctx, done, me, p);
         self.memory_bytes -= bytes;
-        self.ingress_bytes[frame.ingress as usize] -= bytes;
+        self.ingress_bytes[ingress] -= bytes;
         if let Some(pfc) = self.pfc.as_mut() {
-            pfc.release(frame.ingress as usize, frame.priority as usize, bytes);
+            pfc.release(ingress, class, bytes);
         }
-        self.update_pause(me, frame.ingress as usize, p as usize, ctx);
-        self.update_pfc(me, frame.ingress as usize, frame.priority as usize, ctx);
-        if let Some(msg) = msg {
-            self.send_message(me, &frame, msg, ctx);
+        self.update_pause(me, ingress, p as usize, ctx);
+        self.update_pfc(me, ingress, class, ctx);
+        if let Some((msg, about)) = about {
+            self.send_message(me, &about, msg, ctx);
         }
     }
 
