@@ -281,11 +281,23 @@ impl Switch {
     }
 
     /// Re-evaluates the pause conditions that a change at (input, output) may have flipped, and
-    /// sends XOFF/XON where a port's desired state changed.
+    /// sends XOFF/XON where a port's desired state changed. Inline: without PAUSE it is one
+    /// test, not a call, on every enqueue and dequeue.
+    #[inline]
     fn update_pause(&mut self, me: NodeIdx, input: usize, output: usize, ctx: &mut Ctx) {
-        let Some(cfg) = self.pause else {
-            return;
-        };
+        if let Some(cfg) = self.pause {
+            self.apply_pause_trigger(cfg, me, input, output, ctx);
+        }
+    }
+
+    fn apply_pause_trigger(
+        &mut self,
+        cfg: SwitchPause,
+        me: NodeIdx,
+        input: usize,
+        output: usize,
+        ctx: &mut Ctx,
+    ) {
         let (xoff, xon) = (cfg.xoff_bytes as u64, cfg.xon_bytes as u64);
         match cfg.trigger {
             PauseTrigger::Global => {
