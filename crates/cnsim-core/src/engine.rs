@@ -123,6 +123,8 @@ const BITMAP_WORDS: usize = WHEEL_SLOTS / 64;
 /// cache lines' worth of a 32-byte event are written per turn at most); a larger buffer, from a
 /// slot with many events, goes to `spare`.
 const KEEP_CAPACITY: usize = 16;
+/// Capacity of a bucket's first buffer (what `Vec` would pick for 32-byte events).
+const FIRST_CAPACITY: usize = 4;
 /// `far_slot` when the far heap is empty: later than any slot.
 const NO_SLOT: u64 = u64::MAX;
 
@@ -263,6 +265,9 @@ impl EventQueue {
             let mut buffer = self.spare.pop().expect("checked");
             buffer.extend_from_slice(bucket);
             *bucket = buffer;
+        } else if bucket.capacity() == 0 {
+            // A bucket's first buffer: room for a few events without going through `grow`.
+            *bucket = Vec::with_capacity(FIRST_CAPACITY);
         }
     }
 
