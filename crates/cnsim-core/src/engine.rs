@@ -329,7 +329,7 @@ impl EventQueue {
             return self.advance_with_far(slot, word, bit);
         }
         self.release_run();
-        self.occupied[word] &= !bit;
+        self.occupied[word % BITMAP_WORDS] &= !bit;
         self.enter_slot(slot)
     }
 
@@ -343,7 +343,7 @@ impl EventQueue {
         }
         self.release_run();
         if wheel_slot == slot {
-            self.occupied[word] &= !bit;
+            self.occupied[word % BITMAP_WORDS] &= !bit;
         }
         self.enter_slot(slot);
         self.take_from_far(slot);
