@@ -2,13 +2,19 @@
 //! in the order they were scheduled and every run is deterministic.
 //!
 //! It is a timing wheel in front of a heap (a two-level calendar queue). Time is cut into slots
-//! of 2^16 ps (65.5 ns); the events of the current slot sit in a short sorted run (`front`), the
-//! events of the next `WHEEL_SLOTS - 1` slots (268 us) in unsorted per-slot buckets, and
-//! anything later (PAUSE and scheme timers, the probe) in a 4-ary heap (`far`). Scheduling into
-//! a bucket is O(1); a bucket is sorted only when the clock reaches its slot (it holds one to a
-//! few events), and a pop takes the head of the run. The pop order is exactly the single heap's
-//! (same keys, same comparison): `front` holds every event of slot <= `cur_slot`, everything
-//! else lies in later slots.
+//! of 2^16 ps (65.5 ns); the events of the next `WHEEL_SLOTS - 1` slots (268 us) sit in
+//! unsorted per-slot buckets, and anything later (PAUSE and scheme timers, the probe) in a
+//! 4-ary heap (`far`). Scheduling into a bucket is O(1); a bucket is sorted only when the clock
+//! reaches its slot (it holds one to a few events) and then is the current run, popped from its
+//! head in place. The pop order is exactly the single heap's (same keys, same comparison): the
+//! current run holds every pending event of slot <= `cur_slot`, everything else lies in later
+//! slots.
+//!
+//! The common paths are short because most slots hold one event on small networks: scheduling
+//! into a later slot whose bucket has room is inlined (a push and a bit set), moving to the
+//! next slot finds it in a bitmap and compares it with the far heap's earliest slot, kept in a
+//! field, and a bucket keeps a small buffer for its next turn. Large buffers go through a
+//! spare list for the cache's sake (see `EventQueue::spare`).
 
 use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
@@ -113,50 +119,69 @@ const SLOT_SHIFT: u32 = 16;
 const WHEEL_SLOTS: usize = 4096;
 const WHEEL_MASK: u64 = WHEEL_SLOTS as u64 - 1;
 const BITMAP_WORDS: usize = WHEEL_SLOTS / 64;
+/// A bucket whose buffer holds at most this many events keeps it when its slot is done (two
+/// cache lines' worth of a 32-byte event are written per turn at most); a larger buffer, from a
+/// slot with many events, goes to `spare`.
+const KEEP_CAPACITY: usize = 16;
+/// Capacity of a bucket's first buffer (what `Vec` would pick for 32-byte events).
+const FIRST_CAPACITY: usize = 4;
+/// `far_slot` when the far heap is empty: later than any slot.
+const NO_SLOT: u64 = u64::MAX;
 
 pub struct EventQueue {
-    /// Events of slot <= `cur_slot`, in ascending key order from `head` on (`..head` popped).
-    front: Vec<Scheduled>,
-    head: usize,
-    /// Events of slots `cur_slot + 1 ..= cur_slot + WHEEL_SLOTS - 1`, bucket `slot & WHEEL_MASK`.
-    /// An empty bucket holds no buffer: it takes one from `spare` on its first event.
-    wheel: Vec<Vec<Scheduled>>,
-    /// Emptied bucket buffers, most recently used last. On a large topology a slot holds
-    /// hundreds of events; if each bucket kept its own buffer, the wheel would cycle through
-    /// megabytes of them every turn and every push would miss the cache. Reusing the last
-    /// freed buffer keeps the working set to the few buckets occupied at once.
-    spare: Vec<Vec<Scheduled>>,
-    /// Bit `i` set when bucket `i` is not empty.
-    occupied: [u64; BITMAP_WORDS],
-    in_wheel: usize,
-    /// Events beyond the wheel when they were scheduled (they stay here until their slot comes).
-    far: QuaternaryHeap<Scheduled>,
+    /// The slot whose bucket (`wheel[cur_slot & WHEEL_MASK]`) is the current run: every pending
+    /// event of slot <= `cur_slot`, in ascending key order from `head` on (`..head` popped).
+    /// All other pending events lie in later slots.
     cur_slot: u64,
-    next_seq: u64,
+    head: usize,
     now: SimTime,
     processed: u64,
+    next_seq: u64,
+    /// Slot of the earliest event in `far` (`NO_SLOT` when it is empty), so that moving to the
+    /// next slot compares two integers instead of looking into the heap.
+    far_slot: u64,
+    /// Bucket `slot & WHEEL_MASK` holds the events of slot `slot` for the slots
+    /// `cur_slot + 1 ..= cur_slot + WHEEL_SLOTS - 1`, unsorted, and the current run.
+    /// A fixed-size array, so the masked index needs no bounds check.
+    wheel: Box<[Vec<Scheduled>; WHEEL_SLOTS]>,
+    /// Bit `i` set when bucket `i` holds events of a later slot (the current bucket's bit is
+    /// clear).
+    occupied: [u64; BITMAP_WORDS],
+    /// Large bucket buffers no bucket is using, most recently used last. On a large topology a
+    /// slot holds hundreds of events; if each bucket kept such a buffer, the wheel would cycle
+    /// through megabytes of them every turn and every push would miss the cache. Reusing the
+    /// last freed buffer keeps the working set to the few buckets occupied at once. Small
+    /// buffers (`KEEP_CAPACITY`) stay with their bucket: a slot with one or two events then
+    /// costs no trip through this list.
+    spare: Vec<Vec<Scheduled>>,
+    /// Events beyond the wheel when they were scheduled (they stay here until their slot comes).
+    far: QuaternaryHeap<Scheduled>,
 }
 
 impl Default for EventQueue {
     fn default() -> Self {
+        let wheel: Box<[Vec<Scheduled>]> = vec![Vec::new(); WHEEL_SLOTS].into_boxed_slice();
         EventQueue {
-            front: Vec::new(),
-            head: 0,
-            wheel: (0..WHEEL_SLOTS).map(|_| Vec::new()).collect(),
-            spare: Vec::new(),
-            occupied: [0; BITMAP_WORDS],
-            in_wheel: 0,
-            far: QuaternaryHeap::new(),
             cur_slot: 0,
-            next_seq: 0,
+            head: 0,
             now: SimTime::ZERO,
             processed: 0,
+            next_seq: 0,
+            far_slot: NO_SLOT,
+            wheel: wheel.try_into().expect("WHEEL_SLOTS buckets"),
+            occupied: [0; BITMAP_WORDS],
+            spare: Vec::new(),
+            far: QuaternaryHeap::new(),
         }
     }
 }
 
 fn slot_of(key: u128) -> u64 {
     (key >> (64 + SLOT_SHIFT)) as u64
+}
+
+fn bucket_of(slot: u64) -> usize {
+    (slot & WHEEL_MASK) as usize
 }
 
 impl EventQueue {
@@ -173,116 +198,210 @@ impl EventQueue {
         self.processed
     }
 
+    /// Events scheduled and not yet popped (walks the wheel: for tests and reports only).
     pub fn pending(&self) -> usize {
-        self.front.len() - self.head + self.in_wheel + self.far.len()
+        let in_wheel: usize = self.wheel.iter().map(Vec::len).sum();
+        in_wheel - self.head + self.far.len()
     }
 
     /// Schedules `kind` at absolute time `at` (never in the past).
+    ///
+    /// Inlined: the common case (a later slot of the wheel whose bucket has room) is a push and
+    /// a bit set; the rest is in `schedule_slow`.
+    #[inline]
     pub fn schedule(&mut self, at: SimTime, kind: EventKind) {
         debug_assert!(at >= self.now, "event scheduled in the past: {kind:?}");
-        let seq = self.next_seq;
+        let ev = Scheduled::new(at, self.next_seq, kind);
         self.next_seq += 1;
-        let ev = Scheduled::new(at, seq, kind);
         let slot = at.ps() >> SLOT_SHIFT;
-        if slot <= self.cur_slot {
-            self.insert_front(ev);
-        } else if slot - self.cur_slot < WHEEL_SLOTS as u64 {
-            let i = (slot & WHEEL_MASK) as usize;
+        // `slot - cur_slot` in 1..WHEEL_SLOTS, in one comparison (an earlier or the current
+        // slot wraps to a large number).
+        if slot.wrapping_sub(self.cur_slot).wrapping_sub(1) < WHEEL_SLOTS as u64 - 1 {
+            let i = bucket_of(slot);
             let bucket = &mut self.wheel[i];
-            if bucket.capacity() == 0 {
-                *bucket = self.spare.pop().unwrap_or_default();
+            if bucket.len() < bucket.capacity() {
+                bucket.push(ev);
+                self.occupied[i / 64] |= 1 << (i % 64);
+                return;
             }
-            bucket.push(ev);
-            self.occupied[i / 64] |= 1 << (i % 64);
-            self.in_wheel += 1;
-        } else {
-            self.far.push(ev);
         }
+        self.schedule_slow(ev, slot);
     }
 
+    #[inline]
     pub fn schedule_in(&mut self, delay: SimTime, kind: EventKind) {
         self.schedule(self.now + delay, kind);
     }
 
-    /// The first slot after `cur_slot` whose bucket holds events, if any does.
-    fn next_wheel_slot(&self) -> Option<u64> {
-        if self.in_wheel == 0 {
-            return None;
-        }
-        let start = ((self.cur_slot + 1) & WHEEL_MASK) as usize;
-        // Scan from `start` to the end of the bitmap, then wrap around to the beginning; the
-        // bucket of `cur_slot` itself is always empty, so the first set bit found is the next.
-        let (w0, b0) = (start / 64, start % 64);
-        let first = self.occupied[w0] & (u64::MAX << b0);
-        let found = if first != 0 {
-            Some(w0 * 64 + first.trailing_zeros() as usize)
+    /// `schedule` for an event of the current slot, beyond the wheel, or into a full bucket.
+    #[inline(never)]
+    fn schedule_slow(&mut self, ev: Scheduled, slot: u64) {
+        if slot <= self.cur_slot {
+            self.insert_current(ev);
+        } else if slot - self.cur_slot < WHEEL_SLOTS as u64 {
+            let i = bucket_of(slot);
+            self.make_room(i);
+            self.wheel[i].push(ev);
+            self.occupied[i / 64] |= 1 << (i % 64);
         } else {
-            (w0 + 1..BITMAP_WORDS)
-                .chain(0..=w0)
-                .find(|&w| self.occupied[w] != 0)
-                .map(|w| w * 64 + self.occupied[w].trailing_zeros() as usize)
-        };
-        let i = found.expect("in_wheel > 0 but no bucket occupied") as u64;
-        let ahead = (i.wrapping_sub(self.cur_slot) & WHEEL_MASK).max(1);
-        Some(self.cur_slot + ahead)
+            self.far.push(ev);
+            self.far_slot = self.far_slot.min(slot);
+        }
+    }
+
+    /// Before a push into a full bucket: if the most recently freed spare buffer is larger,
+    /// the bucket's events move into it (the small buffer is freed), rather than the bucket's
+    /// own buffer growing in memory the cache has not seen for a turn of the wheel.
+    fn make_room(&mut self, i: usize) {
+        let bucket = &mut self.wheel[i];
+        if bucket.len() < bucket.capacity() {
+            return;
+        }
+        if self
+            .spare
+            .last()
+            .is_some_and(|s| s.capacity() > bucket.capacity())
+        {
+            let mut buffer = self.spare.pop().expect("checked");
+            buffer.extend_from_slice(bucket);
+            *bucket = buffer;
+        } else if bucket.capacity() == 0 {
+            // A bucket's first buffer: room for a few events without going through `grow`.
+            *bucket = Vec::with_capacity(FIRST_CAPACITY);
+        }
+    }
+
+    /// The first slot after `cur_slot` whose bucket holds events, with its bit in `occupied`
+    /// (word index and mask); `NO_SLOT` when the wheel is empty.
+    #[inline]
+    fn next_wheel_slot(&self) -> (u64, usize, u64) {
+        let start = self.cur_slot + 1;
+        let (w0, b0) = (bucket_of(start) / 64, start % 64);
+        let first = self.occupied[w0] & (u64::MAX << b0);
+        if first != 0 {
+            // Usually the next event is less than 64 slots (4.2 us) ahead: its bit is in the
+            // word of `start`, at or after `start`'s bit, with no wrap-around in between.
+            let slot = start + (first.trailing_zeros() as u64 - b0);
+            return (slot, w0, first & first.wrapping_neg());
+        }
+        self.next_wheel_slot_beyond(w0)
+    }
+
+    /// `next_wheel_slot` past the word of `w0`: scan to the end of the bitmap, then wrap
+    /// around to the beginning (the bits of word `w0` before `start` are slots a turn ahead);
+    /// the bit of the current bucket is clear, so the first set bit found is the next slot.
+    #[inline(never)]
+    fn next_wheel_slot_beyond(&self, w0: usize) -> (u64, usize, u64) {
+        match (w0 + 1..BITMAP_WORDS)
+            .chain(0..=w0)
+            .find(|&w| self.occupied[w] != 0)
+        {
+            Some(w) => {
+                let word = self.occupied[w];
+                let i = (w * 64) as u64 + word.trailing_zeros() as u64;
+                let slot = self.cur_slot + (i.wrapping_sub(self.cur_slot) & WHEEL_MASK);
+                (slot, w, word & word.wrapping_neg())
+            }
+            None => (NO_SLOT, 0, 0),
+        }
     }
 
     /// Adds an event of the current slot to the sorted run; a new event usually sorts last
     /// (later sequence, rarely an earlier time), so the search starts from the end.
-    fn insert_front(&mut self, ev: Scheduled) {
-        match self.front.last() {
+    fn insert_current(&mut self, ev: Scheduled) {
+        let c = bucket_of(self.cur_slot);
+        self.make_room(c);
+        let run = &mut self.wheel[c];
+        match run.last() {
             Some(last) if last.key > ev.key => {
-                let at = self.head + self.front[self.head..].partition_point(|e| e.key < ev.key);
-                self.front.insert(at, ev);
+                let at = self.head + run[self.head..].partition_point(|e| e.key < ev.key);
+                run.insert(at, ev);
             }
-            _ => self.front.push(ev),
+            _ => run.push(ev),
         }
     }
 
-    /// Moves the clock's slot to the next one holding events and loads them into `front`
-    /// (which is empty). Returns false when nothing is pending.
-    fn advance(&mut self) -> bool {
-        let from_wheel = self.next_wheel_slot();
-        let from_far = self.far.peek().map(|e| slot_of(e.key));
-        let slot = match (from_wheel, from_far) {
-            (None, None) => return false,
-            (Some(w), None) => w,
-            (None, Some(f)) => f,
-            (Some(w), Some(f)) => w.min(f),
-        };
+    /// Moves the clock's slot to the next one holding events, makes its bucket the run and
+    /// returns its first event; None when nothing is pending. The current run is used up.
+    fn advance(&mut self) -> Option<Scheduled> {
+        let (slot, word, bit) = self.next_wheel_slot();
+        if self.far_slot <= slot {
+            return self.advance_with_far(slot, word, bit);
+        }
+        self.release_run();
+        self.occupied[word % BITMAP_WORDS] &= !bit;
+        self.enter_slot(slot)
+    }
+
+    /// `advance` when the far heap has events at or before the wheel's next slot (or both are
+    /// empty).
+    #[inline(never)]
+    fn advance_with_far(&mut self, wheel_slot: u64, word: usize, bit: u64) -> Option<Scheduled> {
+        let slot = self.far_slot;
+        if slot == NO_SLOT {
+            return None;
+        }
+        self.release_run();
+        if wheel_slot == slot {
+            self.occupied[word % BITMAP_WORDS] &= !bit;
+        }
+        self.enter_slot(slot);
+        self.take_from_far(slot);
+        Some(self.wheel[bucket_of(slot)][0])
+    }
+
+    /// Empties the used-up run's bucket; a large buffer goes to `spare`.
+    fn release_run(&mut self) {
+        let done = &mut self.wheel[bucket_of(self.cur_slot)];
+        done.clear();
+        if done.capacity() > KEEP_CAPACITY {
+            self.spare.push(std::mem::take(done));
+        }
+    }
+
+    /// Makes `slot` the current one (its bit in `occupied` already cleared) and sorts its
+    /// bucket into the run; returns the run's first event (the far heap may add earlier ones).
+    fn enter_slot(&mut self, slot: u64) -> Option<Scheduled> {
         self.cur_slot = slot;
-        self.front.clear();
         self.head = 0;
-        if from_wheel == Some(slot) {
-            let i = (slot & WHEEL_MASK) as usize;
-            self.occupied[i / 64] &= !(1 << (i % 64));
-            // The bucket's buffer becomes the run; the old run's (empty) buffer is kept spare.
-            std::mem::swap(&mut self.front, &mut self.wheel[i]);
-            self.spare.push(std::mem::take(&mut self.wheel[i]));
-            self.in_wheel -= self.front.len();
-            if self.front.len() > 1 {
-                self.front.sort_unstable_by_key(|e| e.key);
+        let run = &mut self.wheel[bucket_of(slot)];
+        match run.len() {
+            0 | 1 => {}
+            // Two events are common on mid-sized networks; one comparison sorts them.
+            2 => {
+                if run[0].key > run[1].key {
+                    run.swap(0, 1);
+                }
             }
+            _ => run.sort_unstable_by_key(|e| e.key),
         }
-        while self.far.peek().is_some_and(|e| slot_of(e.key) <= slot) {
-            let ev = self.far.pop().expect("peeked");
-            self.insert_front(ev);
+        run.first().copied()
+    }
+
+    /// Moves the far heap's events of `slot` (the current one) into the run.
+    fn take_from_far(&mut self, slot: u64) {
+        while let Some(ev) = self.far.peek().copied().filter(|e| slot_of(e.key) <= slot) {
+            self.far.pop();
+            self.insert_current(ev);
         }
-        true
+        self.far_slot = self.far.peek().map_or(NO_SLOT, |e| slot_of(e.key));
     }
 
     /// The event `n` places after the next one to pop, if it is already in the current slot's
     /// sorted run (a hint: events scheduled meanwhile may come before it).
     pub fn peek_ahead(&self, n: usize) -> Option<EventKind> {
-        self.front.get(self.head + n).map(|e| e.kind)
+        self.wheel[bucket_of(self.cur_slot)]
+            .get(self.head + n)
+            .map(|e| e.kind)
     }
 
     /// Pops the next event at or before `end`, advancing the clock to it.
+    #[inline]
     pub fn pop_until(&mut self, end: SimTime) -> Option<EventKind> {
-        if self.head == self.front.len() && !self.advance() {
-            return None;
-        }
-        let ev = self.front[self.head];
+        let ev = match self.wheel[bucket_of(self.cur_slot)].get(self.head) {
+            Some(&ev) => ev,
+            None => self.advance()?,
+        };
         if ev.time() > end {
             return None;
         }
@@ -397,6 +516,95 @@ mod tests {
                 assert_eq!(q.now(), SimTime(t));
             }
             assert_eq!(q.pop_until(SimTime::MAX), None);
+        }
+    }
+
+    /// One step of a random run of the queue.
+    #[derive(Clone, Debug)]
+    enum Step {
+        /// Schedule an event `delay` ps after the clock.
+        Schedule(u64),
+        /// Pop with `end` this many ps after the clock.
+        Pop(u64),
+        /// Compare `peek_ahead(0..4)` with the reference's next events.
+        Peek,
+    }
+
+    /// Delays around every boundary the queue has: the same instant, the current slot, the
+    /// next few slots, exact ties on a frame-time grid, the wheel's horizon (just inside and
+    /// just beyond), and the far heap.
+    fn delay() -> impl proptest::strategy::Strategy<Value = u64> {
+        use proptest::prelude::*;
+        let slot = 1u64 << SLOT_SHIFT;
+        let horizon = slot * WHEEL_SLOTS as u64;
+        prop_oneof![
+            Just(0u64),
+            0..slot,
+            (1..4u64, 0..slot).prop_map(move |(k, r)| k * slot + r),
+            (1..4u64).prop_map(|k| k * 1_200_000),
+            0..5_000_000u64,
+            (0..3 * slot).prop_map(move |r| horizon - 2 * slot + r),
+            0..3 * horizon,
+            0..20_000_000_000u64,
+        ]
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            5 => delay().prop_map(Step::Schedule),
+            4 => prop_oneof![0..200_000u64, 0..3_000_000u64, Just(u64::MAX / 2)].prop_map(Step::Pop),
+            1 => Just(Step::Peek),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Random schedule/pop/peek sequences give exactly a single (time, sequence) heap's
+        /// order, clock and pending count, and `peek_ahead` never names an event out of order.
+        #[test]
+        fn random_runs_match_a_single_heap(steps in proptest::collection::vec(step(), 0..600)) {
+            let mut q = EventQueue::new();
+            let mut reference = std::collections::BinaryHeap::new();
+            for (id, step) in steps.iter().enumerate() {
+                let id = id as u32;
+                match *step {
+                    Step::Schedule(delay) => {
+                        let at = q.now().ps() + delay;
+                        q.schedule(SimTime(at), EventKind::SourceArrival(id));
+                        reference.push(std::cmp::Reverse((at, id)));
+                    }
+                    Step::Pop(ahead) => {
+                        let end = q.now().ps() + ahead;
+                        let want = match reference.peek() {
+                            Some(&std::cmp::Reverse((t, _))) if t <= end => reference.pop(),
+                            _ => None,
+                        };
+                        let got = q.pop_until(SimTime(end));
+                        proptest::prop_assert_eq!(
+                            got,
+                            want.map(|std::cmp::Reverse((_, id))| EventKind::SourceArrival(id))
+                        );
+                        if let Some(std::cmp::Reverse((t, _))) = want {
+                            proptest::prop_assert_eq!(q.now(), SimTime(t));
+                        }
+                    }
+                    Step::Peek => {
+                        let next = reference.clone().into_sorted_vec();
+                        for n in 0..4 {
+                            if let Some(kind) = q.peek_ahead(n) {
+                                let std::cmp::Reverse((_, id)) = next[next.len() - 1 - n];
+                                proptest::prop_assert_eq!(kind, EventKind::SourceArrival(id));
+                            }
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(q.pending(), reference.len());
+            }
+            while let Some(std::cmp::Reverse((t, id))) = reference.pop() {
+                proptest::prop_assert_eq!(q.pop_until(SimTime::MAX), Some(EventKind::SourceArrival(id)));
+                proptest::prop_assert_eq!(q.now(), SimTime(t));
+            }
+            proptest::prop_assert_eq!(q.pop_until(SimTime::MAX), None);
         }
     }
 }
