@@ -327,27 +327,17 @@ impl Limiter {
         };
     }
 
-    /// A data frame of `frame_bytes` left through the limiter. Returns a frame of the RP's
-    /// own to send (a probe), if any.
-    pub fn on_transmit(
-        &mut self,
-        frame_bytes: u32,
-        now: SimTime,
-        rng: &mut SimRng,
-    ) -> Option<CcMsg> {
-        match self {
-            Limiter::Qcn(rp) => {
-                rp.on_transmit(frame_bytes, now, rng);
-                None
-            }
-            Limiter::Bcn(_) => None,
-            Limiter::PathProbe(rp) => rp.on_transmit(frame_bytes).map(CcMsg::PathProbe),
-            Limiter::Dcqcn(rp) => {
-                rp.on_transmit(frame_bytes);
-                None
-            }
-            Limiter::E2cm(rp) => rp.on_transmit(frame_bytes).map(CcMsg::E2cmProbe),
-        }
+    /// A data frame of `frame_bytes` left through the limiter: what that did to it.
+    pub fn on_transmit(&mut self, frame_bytes: u32, now: SimTime, rng: &mut SimRng) -> Transmitted {
+        let (msg, changed) = match self {
+            Limiter::Qcn(rp) => (None, rp.on_transmit(frame_bytes, now, rng)),
+            Limiter::Bcn(_) => (None, false),
+            // Probing RPs count bytes to the next probe: neither rate, release nor timer moves.
+            Limiter::PathProbe(rp) => (rp.on_transmit(frame_bytes).map(CcMsg::PathProbe), false),
+            Limiter::Dcqcn(rp) => (None, rp.on_transmit(frame_bytes)),
+            Limiter::E2cm(rp) => (rp.on_transmit(frame_bytes).map(CcMsg::E2cmProbe), false),
+        };
+        Transmitted { msg, changed }
     }
 
     /// The limiter's timer (QCN timer, BCN drift): when and with which generation to fire.
@@ -388,6 +378,17 @@ impl Limiter {
             Limiter::E2cm(rp) => rp.is_released(),
         }
     }
+}
+
+/// What a data frame leaving through a limiter did to it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transmitted {
+    /// A frame of the RP's own to send (a probe), if any.
+    pub msg: Option<CcMsg>,
+    /// The rate, and so whether the limiter is released, or its timer may have changed: the
+    /// host must look at them again. False lets it skip that look on most frames (the byte
+    /// counters end a cycle every many frames).
+    pub changed: bool,
 }
 
 /// A receiving host's notification point.

@@ -48,6 +48,9 @@ pub struct Voq {
     in_ring: bool,
     /// The ticket of the event that counts, and the limiter timer generation it was set for.
     timer_pending: Option<(u32, u32)>,
+    /// `Host::after_limiter_change` has acted on the limiter as it is (its release and timer);
+    /// until the limiter changes again, sending a frame needs no new look. False in a new VOQ.
+    limiter_settled: bool,
     /// Probe entity id of the limiter ("host->dst"), interned on first use.
     pub probe_entity: Option<u32>,
 }
@@ -488,11 +491,16 @@ impl Host {
         self.counters.tx_bytes += bytes as u64;
         let voq = &mut self.voqs[slot as usize];
         if let Some(limiter) = voq.limiter.as_mut() {
-            if let Some(msg) = limiter.on_transmit(bytes, now, &mut self.rng) {
+            let sent = limiter.on_transmit(bytes, now, &mut self.rng);
+            let settled = voq.limiter_settled && !sent.changed;
+            if let Some(msg) = sent.msg {
                 let dst = voq.dst;
                 self.queue_message(msg, self.id, dst, ctx);
             }
-            self.after_limiter_change(me, slot, ctx);
+            // A no-op when nothing changed since the last call (it is idempotent).
+            if !settled {
+                self.after_limiter_change(me, slot, ctx);
+            }
         }
     }
 
@@ -524,15 +532,18 @@ impl Host {
         }
     }
 
-    /// After any limiter state change: release it at line rate, (re)arm its timer.
+    /// After any limiter state change: release it at line rate, (re)arm its timer. Calling it
+    /// again before the limiter changes does nothing.
     fn after_limiter_change(&mut self, me: NodeIdx, slot: u32, ctx: &mut Ctx) {
         let voq = &mut self.voqs[slot as usize];
+        voq.limiter_settled = voq.limiter.is_some();
         let Some(limiter) = voq.limiter.as_ref() else {
             self.release_if_idle(slot);
             return;
         };
         if limiter.is_released() {
             voq.limiter = None;
+            voq.limiter_settled = false;
             voq.timer_pending = None;
             self.release_if_idle(slot);
             return;
@@ -634,7 +645,9 @@ impl Host {
         self.rate_limiters_paused = paused;
         for voq in self.voqs.iter_mut() {
             if let Some(l) = voq.limiter.as_mut() {
+                // The timer froze or resumed: the next frame sent re-arms it.
                 l.set_paused(paused, now);
+                voq.limiter_settled = false;
             }
         }
     }
@@ -842,6 +855,51 @@ mod tests {
             panic!("QCN limiter")
         };
         assert_eq!(rp.timer_stage(), 1);
+    }
+
+    /// A frame sent after PAUSE froze and resumed a limiter's timer re-arms it, though the frame
+    /// ends no byte-counter cycle: the host may skip `after_limiter_change` only while the
+    /// limiter is as it last looked at it.
+    #[test]
+    fn a_frame_after_a_pause_rearms_the_limiter_timer() {
+        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
+        let mut host = Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0));
+        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
+        let mut flows = crate::flows::FlowTable::default();
+        let scheme = Scheme::Qcn(QcnParams::default());
+        let mut ctx = Ctx {
+            q: &mut q,
+            counters: &mut counters,
+            flows: &mut flows,
+            scheme: &scheme,
+            control_bytes: 64,
+        };
+        host.receive(0, cnm(63), &mut ctx);
+        host.set_saturating(0, 1, Some(1500), 0, &mut ctx);
+        let timer_generation = |host: &Host| {
+            let voq = host.voq(1).unwrap();
+            let armed = voq.timer_pending.map(|(_, generation)| generation);
+            (armed, voq.limiter.as_ref().unwrap().timer().map(|(_, g)| g))
+        };
+        let (armed, live) = timer_generation(&host);
+        assert_eq!(armed, live, "the first frame leaves the timer armed");
+        host.set_rate_limiters_paused(true, ctx.q.now());
+        host.set_rate_limiters_paused(false, ctx.q.now());
+        let (armed, live) = timer_generation(&host);
+        assert_ne!(
+            armed, live,
+            "thawing restarts the timer under a new generation"
+        );
+        let sent_before = host.counters.tx_frames;
+        while let Some(event) = ctx.q.pop_until(SimTime::MAX) {
+            if let EventKind::HostWake { generation, .. } = event {
+                host.on_wake(0, generation, &mut ctx);
+                break;
+            }
+        }
+        assert_eq!(host.counters.tx_frames, sent_before + 1);
+        let (armed, live) = timer_generation(&host);
+        assert_eq!(armed, live, "the next frame re-arms the thawed timer");
     }
 
     /// The pacing memo answers exactly what `serialization_time` does through rate changes
