@@ -116,6 +116,9 @@ pub struct CongestionPoint {
     pub messages: u64,
 }
 
+/// `repr(u8)` for the reason given at [`Limiter`]: matched on every frame a CP's queue takes in
+/// and lets out.
+#[repr(u8)]
 pub enum CpState {
     Qcn(QcnCp),
     Bcn(BcnCp),
@@ -212,6 +215,11 @@ impl CongestionPoint {
 }
 
 /// A reaction point's rate limiter for one destination.
+///
+/// `repr(u8)`: an explicit tag byte. Without it the compiler hides the tag in a niche of a
+/// variant's field, and each of the several matches per frame (stamp, rate, stop, byte counter)
+/// decoded it with a subtract and a conditional move before branching.
+#[repr(u8)]
 pub enum Limiter {
     Qcn(QcnRp),
     Bcn(BcnRp),
