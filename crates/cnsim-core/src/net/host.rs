@@ -121,6 +121,18 @@ impl Voq {
         };
     }
 
+    /// When the VOQ may send on its round-robin turn: None if it has no work (it leaves the
+    /// ring), `SimTime::MAX` while PFC holds its class in `paused`.
+    fn turn_ready_at(&self, paused: u8) -> Option<SimTime> {
+        if !self.has_work() {
+            None
+        } else if paused & (1 << self.priority) != 0 {
+            Some(SimTime::MAX)
+        } else {
+            Some(self.ready_at())
+        }
+    }
+
     fn ready_at(&self) -> SimTime {
         match &self.limiter {
             Some(l) if self.own_frames.is_empty() => self.next_allowed.max(l.stopped_until()),
@@ -371,10 +383,16 @@ impl Host {
     /// timer or XON wakes the host).
     fn earliest_ready(&self, now: SimTime) -> Option<SimTime> {
         let paused = self.port.paused_classes(now);
+        let waiting = |v: &&Voq| v.has_work() && paused & (1 << v.priority) == 0;
+        if self.ring.len() == 1 {
+            // One destination (a saturating source): no walk over the ring's two slices.
+            let voq = &self.voqs[self.ring[0] as usize];
+            return Some(voq).filter(waiting).map(Voq::ready_at);
+        }
         self.ring
             .iter()
             .map(|&slot| &self.voqs[slot as usize])
-            .filter(|v| v.has_work() && paused & (1 << v.priority) == 0)
+            .filter(waiting)
             .map(Voq::ready_at)
             .min()
     }
@@ -398,30 +416,51 @@ impl Host {
     /// Round-robin over VOQs with work whose limiter allows a frame now. If all are held by
     /// their limiters, arranges a wake-up at the earliest release.
     fn pick_voq(&mut self, me: NodeIdx, now: SimTime, ctx: &mut Ctx) -> Option<u32> {
-        let mut earliest = SimTime::MAX;
         let paused = self.port.paused_classes(now);
+        if self.ring.len() == 1 {
+            // One VOQ in the ring (one destination): a turn would put it back where it was.
+            let slot = self.ring[0];
+            return match self.voqs[slot as usize].turn_ready_at(paused) {
+                None => {
+                    self.ring.clear();
+                    self.leave_ring(slot);
+                    None
+                }
+                Some(ready) if ready <= now => Some(slot),
+                Some(ready) => {
+                    self.wake_unless_never(me, ready, ctx);
+                    None
+                }
+            };
+        }
+        let mut earliest = SimTime::MAX;
         for _ in 0..self.ring.len() {
             let slot = self.ring.pop_front().expect("ring length checked");
-            let voq = &mut self.voqs[slot as usize];
-            if !voq.has_work() {
-                voq.in_ring = false;
-                self.release_if_idle(slot);
+            let Some(ready) = self.voqs[slot as usize].turn_ready_at(paused) else {
+                self.leave_ring(slot);
                 continue;
-            }
+            };
             self.ring.push_back(slot);
-            if paused & (1 << voq.priority) != 0 {
-                continue;
-            }
-            let ready = voq.ready_at();
             if ready <= now {
                 return Some(slot);
             }
             earliest = earliest.min(ready);
         }
-        if earliest < SimTime::MAX {
-            self.wake(me, earliest, ctx);
-        }
+        self.wake_unless_never(me, earliest, ctx);
         None
+    }
+
+    /// A VOQ found without work is out of the ring (its slot is freed if nothing else holds it).
+    fn leave_ring(&mut self, slot: u32) {
+        self.voqs[slot as usize].in_ring = false;
+        self.release_if_idle(slot);
+    }
+
+    /// Arranges a HostWake at `at`, if it is a time at all (a VOQ PFC holds has none).
+    fn wake_unless_never(&mut self, me: NodeIdx, at: SimTime, ctx: &mut Ctx) {
+        if at < SimTime::MAX {
+            self.wake(me, at, ctx);
+        }
     }
 
     pub fn on_wake(&mut self, me: NodeIdx, generation: u32, ctx: &mut Ctx) {
@@ -907,6 +946,67 @@ mod tests {
         assert_eq!(host.counters.tx_frames, sent_before + 1);
         let (armed, live) = timer_generation(&host);
         assert_eq!(armed, live, "the next frame re-arms the thawed timer");
+    }
+
+    /// A host on a 10 Gb/s link.
+    fn plain_host() -> Host {
+        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
+        Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0))
+    }
+
+    /// Runs the host's own wake-ups until none is left (the clock ends at the last event).
+    fn run_wakes(host: &mut Host, ctx: &mut Ctx) {
+        while let Some(event) = ctx.q.pop_until(SimTime::MAX) {
+            if let EventKind::HostWake { generation, .. } = event {
+                host.on_wake(0, generation, ctx);
+            }
+        }
+    }
+
+    /// The lone-VOQ fast paths: a drained VOQ alone in the ring is not waited for, leaves the
+    /// ring on the next decision and is released, and a new frame for its destination goes
+    /// into a ring holding it once.
+    #[test]
+    fn a_lone_voq_is_served_and_leaves_the_ring() {
+        let mut host = plain_host();
+        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
+        let mut flows = crate::flows::FlowTable::default();
+        let scheme = Scheme::None;
+        let mut ctx = Ctx {
+            q: &mut q,
+            counters: &mut counters,
+            flows: &mut flows,
+            scheme: &scheme,
+            control_bytes: 64,
+        };
+        let frame = |ctx: &Ctx| Frame::data(0, 1, 1500, ctx.q.now());
+        host.enqueue_generated(0, frame(&ctx), &mut ctx);
+        host.enqueue_generated(0, frame(&ctx), &mut ctx);
+        assert_eq!(host.earliest_ready(ctx.q.now()), Some(SimTime::ZERO));
+        run_wakes(&mut host, &mut ctx);
+        assert_eq!(host.counters.tx_frames, 2);
+        // No wake-up was arranged just to find the VOQ drained: it is still in the ring.
+        assert_eq!(host.ring.len(), 1);
+        assert_eq!(
+            host.earliest_ready(ctx.q.now()),
+            None,
+            "nothing left to wait for"
+        );
+        // The next decision, once the NIC is free, finds the VOQ empty: out of the ring, slot
+        // freed. (A wake-up of a stale generation only moves the clock.)
+        let stale = EventKind::HostWake {
+            node: 0,
+            generation: u32::MAX,
+        };
+        ctx.q.schedule(SimTime::from_micros(10), stale);
+        run_wakes(&mut host, &mut ctx);
+        host.try_transmit(0, &mut ctx);
+        assert!(host.ring.is_empty());
+        assert!(host.voq(1).is_none());
+        host.enqueue_generated(0, frame(&ctx), &mut ctx);
+        assert_eq!(host.ring.len(), 1, "the reused slot is in the ring once");
+        run_wakes(&mut host, &mut ctx);
+        assert_eq!(host.counters.tx_frames, 3);
     }
 
     /// The pacing memo answers exactly what `serialization_time` does through rate changes
