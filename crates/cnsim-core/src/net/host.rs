@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use crate::cc::{CcMsg, Limiter, NotificationPoint};
+use crate::cc::{CcMsg, Limiter, NotificationPoint, Pacing};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
 use crate::flow_control::pfc::{self, set_class_xoff};
@@ -509,10 +509,13 @@ impl Host {
         };
         let voq = &mut self.voqs[slot as usize];
         if let Some(limiter) = &voq.limiter {
-            limiter.stamp(&mut frame);
-            let rate = limiter.rate_bps();
+            let Pacing {
+                rate_bps: rate,
+                tag,
+                bucket_bytes: bucket,
+            } = limiter.pacing();
+            frame.rl_tag = tag;
             let pace = voq.pace.get(frame.bytes as u64, rate);
-            let bucket = limiter.bucket_bytes();
             voq.next_allowed = if bucket > 0.0 {
                 // Tokens accrued at the current rate while the limiter waited, up to the
                 // bucket: the pacing clock may lag `now` by at most bucket / rate.
