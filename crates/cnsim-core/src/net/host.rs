@@ -769,6 +769,8 @@ impl Host {
         self.start_rx_service(me, ctx);
     }
 
+    /// Inline: a frame absorbed at arrival (no receiver rate) ends here, once per frame.
+    #[inline]
     fn deliver(&mut self, frame: Frame, ctx: &mut Ctx) {
         ctx.flows.on_delivered(&frame, ctx.q.now());
         let latency_s = (ctx.q.now() - frame.born).as_secs_f64();
