@@ -348,18 +348,21 @@ impl DcqcnRp {
         self.restart_alpha_timer(now);
     }
 
-    /// A data frame of `bytes` left: the byte counter B.
-    pub fn on_transmit(&mut self, bytes: u32) {
+    /// A data frame of `bytes` left: the byte counter B. Returns true when a byte-counter cycle
+    /// ended (the rates changed); the timers are never touched here.
+    pub fn on_transmit(&mut self, bytes: u32) -> bool {
         if self.params.byte_counter_bytes <= 0.0 {
-            return;
+            return false;
         }
         self.bytes_left -= bytes as f64;
-        if self.bytes_left <= 0.0 {
-            // The overshoot is dropped, as in cnsim's QCN byte counter.
-            self.bytes_left = self.params.byte_counter_bytes;
-            self.byte_stage = self.byte_stage.saturating_add(1);
-            self.increase();
+        if self.bytes_left > 0.0 {
+            return false;
         }
+        // The overshoot is dropped, as in cnsim's QCN byte counter.
+        self.bytes_left = self.params.byte_counter_bytes;
+        self.byte_stage = self.byte_stage.saturating_add(1);
+        self.increase();
+        true
     }
 
     /// The earlier of the two timers, with the generation that must still be current.
@@ -604,13 +607,17 @@ mod tests {
         let mut rp = DcqcnRp::new(40e9, &p, SimTime::ZERO);
         rp.on_cnp(SimTime::ZERO); // CR 20, TR 40
         rp.on_cnp(SimTime::ZERO); // CR 10, TR 20
-        rp.on_transmit(1500);
+                                  // A frame reports a change only when it ends a byte-counter cycle (the host skips
+                                  // looking at the limiter otherwise), and never moves the timers.
+        let timer = rp.timer();
+        assert!(!rp.on_transmit(1500));
         close(rp.rate_bps(), 10e9);
-        rp.on_transmit(1500); // BC = 1 <= F: fast recovery
+        assert!(rp.on_transmit(1500)); // BC = 1 <= F: fast recovery
         close(rp.rate_bps(), 15e9);
+        assert_eq!(rp.timer(), timer);
         fire(&mut rp); // T = 1, BC = 1: fast recovery
         close(rp.rate_bps(), 17.5e9);
-        rp.on_transmit(3000); // BC = 2, T = 1: additive
+        assert!(rp.on_transmit(3000)); // BC = 2, T = 1: additive
         close(rp.target_rate_bps(), 20.04e9);
         fire(&mut rp); // T = 2, BC = 2: hyper, R_HAI (2 - 1)
         close(rp.target_rate_bps(), 20.44e9);

@@ -116,6 +116,9 @@ pub struct CongestionPoint {
     pub messages: u64,
 }
 
+/// `repr(u8)` for the reason given at [`Limiter`]: matched on every frame a CP's queue takes in
+/// and lets out.
+#[repr(u8)]
 pub enum CpState {
     Qcn(QcnCp),
     Bcn(BcnCp),
@@ -212,6 +215,11 @@ impl CongestionPoint {
 }
 
 /// A reaction point's rate limiter for one destination.
+///
+/// `repr(u8)`: an explicit tag byte. Without it the compiler hides the tag in a niche of a
+/// variant's field, and each of the several matches per frame (stamp, rate, stop, byte counter)
+/// decoded it with a subtract and a conditional move before branching.
+#[repr(u8)]
 pub enum Limiter {
     Qcn(QcnRp),
     Bcn(BcnRp),
@@ -308,46 +316,34 @@ impl Limiter {
         }
     }
 
-    /// Token-bucket depth of the limiter: bytes it may accrue at its rate while it waits
-    /// (seed 004's paused RP keeps adding tokens); 0 = none beyond the frame being paced.
-    pub fn bucket_bytes(&self) -> f64 {
-        match self {
-            Limiter::Qcn(rp) => rp.bucket_bytes(),
-            Limiter::Dcqcn(rp) => rp.bucket_bytes(),
-            _ => 0.0,
-        }
-    }
-
-    /// Marks a data frame the limiter lets go (BCN: the CPID of the limiter's tag).
-    pub fn stamp(&self, frame: &mut Frame) {
-        frame.rl_tag = match self {
-            Limiter::Bcn(rp) => rp.cpid(),
-            Limiter::E2cm(rp) => rp.tag(),
-            _ => NO_TAG,
+    /// How the limiter lets the next data frame go (one match, not one per field: it is
+    /// asked for every frame).
+    pub fn pacing(&self) -> Pacing {
+        let (rate_bps, tag, bucket_bytes) = match self {
+            Limiter::Qcn(rp) => (rp.current_rate_bps(), NO_TAG, rp.bucket_bytes()),
+            Limiter::Bcn(rp) => (rp.rate_bps(), rp.cpid(), 0.0),
+            Limiter::PathProbe(rp) => (rp.rate_bps(), NO_TAG, 0.0),
+            Limiter::Dcqcn(rp) => (rp.rate_bps(), NO_TAG, rp.bucket_bytes()),
+            Limiter::E2cm(rp) => (rp.rate_bps(), rp.tag(), 0.0),
         };
+        Pacing {
+            rate_bps,
+            tag,
+            bucket_bytes,
+        }
     }
 
-    /// A data frame of `frame_bytes` left through the limiter. Returns a frame of the RP's
-    /// own to send (a probe), if any.
-    pub fn on_transmit(
-        &mut self,
-        frame_bytes: u32,
-        now: SimTime,
-        rng: &mut SimRng,
-    ) -> Option<CcMsg> {
-        match self {
-            Limiter::Qcn(rp) => {
-                rp.on_transmit(frame_bytes, now, rng);
-                None
-            }
-            Limiter::Bcn(_) => None,
-            Limiter::PathProbe(rp) => rp.on_transmit(frame_bytes).map(CcMsg::PathProbe),
-            Limiter::Dcqcn(rp) => {
-                rp.on_transmit(frame_bytes);
-                None
-            }
-            Limiter::E2cm(rp) => rp.on_transmit(frame_bytes).map(CcMsg::E2cmProbe),
-        }
+    /// A data frame of `frame_bytes` left through the limiter: what that did to it.
+    pub fn on_transmit(&mut self, frame_bytes: u32, now: SimTime, rng: &mut SimRng) -> Transmitted {
+        let (msg, changed) = match self {
+            Limiter::Qcn(rp) => (None, rp.on_transmit(frame_bytes, now, rng)),
+            Limiter::Bcn(_) => (None, false),
+            // Probing RPs count bytes to the next probe: neither rate, release nor timer moves.
+            Limiter::PathProbe(rp) => (rp.on_transmit(frame_bytes).map(CcMsg::PathProbe), false),
+            Limiter::Dcqcn(rp) => (None, rp.on_transmit(frame_bytes)),
+            Limiter::E2cm(rp) => (rp.on_transmit(frame_bytes).map(CcMsg::E2cmProbe), false),
+        };
+        Transmitted { msg, changed }
     }
 
     /// The limiter's timer (QCN timer, BCN drift): when and with which generation to fire.
@@ -390,6 +386,29 @@ impl Limiter {
     }
 }
 
+/// How a limiter lets its next data frame go.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pacing {
+    /// The rate the frame is paced at (`Limiter::rate_bps`).
+    pub rate_bps: f64,
+    /// The frame's rate-limiter tag (BCN: the CPID of the limiter's tag; else `NO_TAG`).
+    pub tag: u32,
+    /// Token-bucket depth: bytes the limiter may accrue at its rate while it waits (seed 004's
+    /// paused RP keeps adding tokens); 0 = none beyond the frame being paced.
+    pub bucket_bytes: f64,
+}
+
+/// What a data frame leaving through a limiter did to it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transmitted {
+    /// A frame of the RP's own to send (a probe), if any.
+    pub msg: Option<CcMsg>,
+    /// The rate, and so whether the limiter is released, or its timer may have changed: the
+    /// host must look at them again. False lets it skip that look on most frames (the byte
+    /// counters end a cycle every many frames).
+    pub changed: bool,
+}
+
 /// A receiving host's notification point.
 pub enum NotificationPoint {
     PathProbe(PathProbeNp),
@@ -421,6 +440,56 @@ impl NotificationPoint {
                 Some(CcMsg::E2cmProbe(np.on_probe(p)))
             }
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, StreamKind};
+
+    /// `pacing` gives each limiter's own rate, tag and bucket (one match for three questions:
+    /// an arm mixed up between schemes would pace or tag a frame wrongly).
+    #[test]
+    fn pacing_is_each_limiters_rate_tag_and_bucket() {
+        let mut rng = stream(1, StreamKind::ReactionPoint, 0);
+        let t0 = SimTime::ZERO;
+        let qcn = QcnParams {
+            rp_bucket_bytes: 3000.0,
+            ..QcnParams::default()
+        };
+        let mut cut_qcn = QcnRp::new(10e9, &qcn, t0, &mut rng);
+        cut_qcn.on_cnm(63, t0, &mut rng);
+        let dcqcn = DcqcnParams {
+            rp_bucket_bytes: 1500.0,
+            ..DcqcnParams::default()
+        };
+        let limiters = [
+            (Limiter::Qcn(cut_qcn), NO_TAG, 3000.0),
+            (
+                Limiter::Bcn(BcnRp::new(10e9, &BcnParams::default(), 7, t0)),
+                7,
+                0.0,
+            ),
+            (
+                Limiter::PathProbe(PathProbeRp::new(&PathProbeParams::default(), 10e9)),
+                NO_TAG,
+                0.0,
+            ),
+            (
+                Limiter::Dcqcn(DcqcnRp::new(40e9, &dcqcn, t0)),
+                NO_TAG,
+                1500.0,
+            ),
+        ];
+        for (limiter, tag, bucket_bytes) in limiters {
+            let want = Pacing {
+                rate_bps: limiter.rate_bps(),
+                tag,
+                bucket_bytes,
+            };
+            assert_eq!(limiter.pacing(), want);
         }
     }
 }

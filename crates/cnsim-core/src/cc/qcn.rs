@@ -402,15 +402,17 @@ impl QcnRp {
     }
 
     /// Called after every data frame this limiter sent (RP.3). `_now` is unused: the byte
-    /// counter does not depend on time.
-    pub fn on_transmit(&mut self, frame_bytes: u32, _now: SimTime, rng: &mut SimRng) {
+    /// counter does not depend on time. Returns true when a byte-counter cycle ended (the rates
+    /// changed); the timer is never touched here.
+    pub fn on_transmit(&mut self, frame_bytes: u32, _now: SimTime, rng: &mut SimRng) -> bool {
         self.tx_bcount_bytes -= f64::from(frame_bytes);
         if self.tx_bcount_bytes > 0.0 {
-            return;
+            return false;
         }
         self.byte_stage = self.byte_stage.saturating_add(1);
         self.tx_bcount_bytes = self.byte_cycle_bytes(rng);
         self.self_increase();
+        true
     }
 
     /// Timer event scheduled with `generation` (RP.4). Stale generations and events while
@@ -568,10 +570,20 @@ mod tests {
         rp
     }
 
-    /// Sends `bytes` as 1500 B frames.
+    /// Sends `bytes` as 1500 B frames. Each reports a change exactly when it ends a byte-counter
+    /// cycle (the host skips looking at the limiter otherwise), and none moves the timer.
     fn send(rp: &mut QcnRp, bytes: u32, r: &mut SimRng) {
         for _ in 0..bytes / FRAME_BYTES {
-            rp.on_transmit(FRAME_BYTES, SimTime::ZERO, r);
+            let (stage, rate, timer) = (rp.byte_stage(), rp.current_rate_bps(), rp.timer);
+            let changed = rp.on_transmit(FRAME_BYTES, SimTime::ZERO, r);
+            assert_eq!(changed, rp.byte_stage() != stage);
+            if !changed {
+                assert_eq!(rp.current_rate_bps(), rate);
+            }
+            assert_eq!(
+                (rp.timer.deadline, rp.timer.generation),
+                (timer.deadline, timer.generation)
+            );
         }
     }
 

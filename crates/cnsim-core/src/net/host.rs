@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use crate::cc::{CcMsg, Limiter, NotificationPoint};
+use crate::cc::{CcMsg, Limiter, NotificationPoint, Pacing};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::pause::{hysteresis, set_xoff};
 use crate::flow_control::pfc::{self, set_class_xoff};
@@ -37,6 +37,9 @@ pub struct Voq {
     pub limiter: Option<Box<Limiter>>,
     /// The limiter lets the next frame go at this time (rate x size of the previous frame).
     pub next_allowed: SimTime,
+    /// The previous frame's pacing time: the limiter's rate changes once per byte-counter or
+    /// timer cycle, not per frame, so most frames reuse it instead of dividing.
+    pace: SerializationMemo,
     /// A saturating source is attached: frames of this size are made on demand.
     pub saturating_frame_bytes: Option<u32>,
     /// 802.1Q class of the VOQ's work (that of the latest frame, flow or source added): PFC
@@ -45,8 +48,44 @@ pub struct Voq {
     in_ring: bool,
     /// The ticket of the event that counts, and the limiter timer generation it was set for.
     timer_pending: Option<(u32, u32)>,
+    /// `Host::after_limiter_change` has acted on the limiter as it is (its release and timer);
+    /// until the limiter changes again, sending a frame needs no new look. False in a new VOQ.
+    limiter_settled: bool,
     /// Probe entity id of the limiter ("host->dst"), interned on first use.
     pub probe_entity: Option<u32>,
+}
+
+/// `serialization_time` of the last (bytes, rate) asked for, bit-identical to computing it: the
+/// rate is compared by its bits, so any change of rate (however small) recomputes.
+#[derive(Clone, Copy, Debug)]
+struct SerializationMemo {
+    bytes: u64,
+    rate_bits: u64,
+    time: SimTime,
+}
+
+impl Default for SerializationMemo {
+    /// Holds a true entry from the start (0 B at rate 0), so a lookup never needs a validity flag.
+    fn default() -> Self {
+        SerializationMemo {
+            bytes: 0,
+            rate_bits: 0f64.to_bits(),
+            time: serialization_time(0, 0.0),
+        }
+    }
+}
+
+impl SerializationMemo {
+    fn get(&mut self, bytes: u64, rate_bps: f64) -> SimTime {
+        if bytes != self.bytes || rate_bps.to_bits() != self.rate_bits {
+            *self = SerializationMemo {
+                bytes,
+                rate_bits: rate_bps.to_bits(),
+                time: serialization_time(bytes, rate_bps),
+            };
+        }
+        self.time
+    }
 }
 
 impl Voq {
@@ -80,6 +119,18 @@ impl Voq {
             own_frames: emptied(std::mem::take(&mut self.own_frames)),
             ..Voq::default()
         };
+    }
+
+    /// When the VOQ may send on its round-robin turn: None if it has no work (it leaves the
+    /// ring), `SimTime::MAX` while PFC holds its class in `paused`.
+    fn turn_ready_at(&self, paused: u8) -> Option<SimTime> {
+        if !self.has_work() {
+            None
+        } else if paused & (1 << self.priority) != 0 {
+            Some(SimTime::MAX)
+        } else {
+            Some(self.ready_at())
+        }
     }
 
     fn ready_at(&self) -> SimTime {
@@ -332,10 +383,16 @@ impl Host {
     /// timer or XON wakes the host).
     fn earliest_ready(&self, now: SimTime) -> Option<SimTime> {
         let paused = self.port.paused_classes(now);
+        let waiting = |v: &&Voq| v.has_work() && paused & (1 << v.priority) == 0;
+        if self.ring.len() == 1 {
+            // One destination (a saturating source): no walk over the ring's two slices.
+            let voq = &self.voqs[self.ring[0] as usize];
+            return Some(voq).filter(waiting).map(Voq::ready_at);
+        }
         self.ring
             .iter()
             .map(|&slot| &self.voqs[slot as usize])
-            .filter(|v| v.has_work() && paused & (1 << v.priority) == 0)
+            .filter(waiting)
             .map(Voq::ready_at)
             .min()
     }
@@ -359,30 +416,51 @@ impl Host {
     /// Round-robin over VOQs with work whose limiter allows a frame now. If all are held by
     /// their limiters, arranges a wake-up at the earliest release.
     fn pick_voq(&mut self, me: NodeIdx, now: SimTime, ctx: &mut Ctx) -> Option<u32> {
-        let mut earliest = SimTime::MAX;
         let paused = self.port.paused_classes(now);
+        if self.ring.len() == 1 {
+            // One VOQ in the ring (one destination): a turn would put it back where it was.
+            let slot = self.ring[0];
+            return match self.voqs[slot as usize].turn_ready_at(paused) {
+                None => {
+                    self.ring.clear();
+                    self.leave_ring(slot);
+                    None
+                }
+                Some(ready) if ready <= now => Some(slot),
+                Some(ready) => {
+                    self.wake_unless_never(me, ready, ctx);
+                    None
+                }
+            };
+        }
+        let mut earliest = SimTime::MAX;
         for _ in 0..self.ring.len() {
             let slot = self.ring.pop_front().expect("ring length checked");
-            let voq = &mut self.voqs[slot as usize];
-            if !voq.has_work() {
-                voq.in_ring = false;
-                self.release_if_idle(slot);
+            let Some(ready) = self.voqs[slot as usize].turn_ready_at(paused) else {
+                self.leave_ring(slot);
                 continue;
-            }
+            };
             self.ring.push_back(slot);
-            if paused & (1 << voq.priority) != 0 {
-                continue;
-            }
-            let ready = voq.ready_at();
             if ready <= now {
                 return Some(slot);
             }
             earliest = earliest.min(ready);
         }
-        if earliest < SimTime::MAX {
-            self.wake(me, earliest, ctx);
-        }
+        self.wake_unless_never(me, earliest, ctx);
         None
+    }
+
+    /// A VOQ found without work is out of the ring (its slot is freed if nothing else holds it).
+    fn leave_ring(&mut self, slot: u32) {
+        self.voqs[slot as usize].in_ring = false;
+        self.release_if_idle(slot);
+    }
+
+    /// Arranges a HostWake at `at`, if it is a time at all (a VOQ PFC holds has none).
+    fn wake_unless_never(&mut self, me: NodeIdx, at: SimTime, ctx: &mut Ctx) {
+        if at < SimTime::MAX {
+            self.wake(me, at, ctx);
+        }
     }
 
     pub fn on_wake(&mut self, me: NodeIdx, generation: u32, ctx: &mut Ctx) {
@@ -431,10 +509,13 @@ impl Host {
         };
         let voq = &mut self.voqs[slot as usize];
         if let Some(limiter) = &voq.limiter {
-            limiter.stamp(&mut frame);
-            let rate = limiter.rate_bps();
-            let pace = serialization_time(frame.bytes as u64, rate);
-            let bucket = limiter.bucket_bytes();
+            let Pacing {
+                rate_bps: rate,
+                tag,
+                bucket_bytes: bucket,
+            } = limiter.pacing();
+            frame.rl_tag = tag;
+            let pace = voq.pace.get(frame.bytes as u64, rate);
             voq.next_allowed = if bucket > 0.0 {
                 // Tokens accrued at the current rate while the limiter waited, up to the
                 // bucket: the pacing clock may lag `now` by at most bucket / rate.
@@ -452,11 +533,16 @@ impl Host {
         self.counters.tx_bytes += bytes as u64;
         let voq = &mut self.voqs[slot as usize];
         if let Some(limiter) = voq.limiter.as_mut() {
-            if let Some(msg) = limiter.on_transmit(bytes, now, &mut self.rng) {
+            let sent = limiter.on_transmit(bytes, now, &mut self.rng);
+            let settled = voq.limiter_settled && !sent.changed;
+            if let Some(msg) = sent.msg {
                 let dst = voq.dst;
                 self.queue_message(msg, self.id, dst, ctx);
             }
-            self.after_limiter_change(me, slot, ctx);
+            // A no-op when nothing changed since the last call (it is idempotent).
+            if !settled {
+                self.after_limiter_change(me, slot, ctx);
+            }
         }
     }
 
@@ -488,15 +574,18 @@ impl Host {
         }
     }
 
-    /// After any limiter state change: release it at line rate, (re)arm its timer.
+    /// After any limiter state change: release it at line rate, (re)arm its timer. Calling it
+    /// again before the limiter changes does nothing.
     fn after_limiter_change(&mut self, me: NodeIdx, slot: u32, ctx: &mut Ctx) {
         let voq = &mut self.voqs[slot as usize];
+        voq.limiter_settled = voq.limiter.is_some();
         let Some(limiter) = voq.limiter.as_ref() else {
             self.release_if_idle(slot);
             return;
         };
         if limiter.is_released() {
             voq.limiter = None;
+            voq.limiter_settled = false;
             voq.timer_pending = None;
             self.release_if_idle(slot);
             return;
@@ -559,15 +648,22 @@ impl Host {
     }
 
     /// The NP hook: a data frame or a message for the NP arrived; send its answer, if any, to
-    /// the frame's source.
+    /// the frame's source. Inline, so that hosts without an NP (most schemes) pay one test per
+    /// frame, not a call that saves and restores registers first.
+    #[inline]
     fn notify(&mut self, me: NodeIdx, frame: &Frame, ctx: &mut Ctx) {
         let Some(np) = self.np.as_mut() else {
             return;
         };
         if let Some(reply) = np.on_receive(frame, ctx.q.now()) {
-            self.queue_message(reply, frame.src, self.id, ctx);
-            self.try_transmit(me, ctx);
+            self.answer(me, reply, frame.src, ctx);
         }
+    }
+
+    /// Sends the NP's answer to `to`.
+    fn answer(&mut self, me: NodeIdx, reply: CcMsg, to: HostId, ctx: &mut Ctx) {
+        self.queue_message(reply, to, self.id, ctx);
+        self.try_transmit(me, ctx);
     }
 
     fn receive_pause(&mut self, me: NodeIdx, quanta: u16, ctx: &mut Ctx) {
@@ -598,7 +694,9 @@ impl Host {
         self.rate_limiters_paused = paused;
         for voq in self.voqs.iter_mut() {
             if let Some(l) = voq.limiter.as_mut() {
+                // The timer froze or resumed: the next frame sent re-arms it.
                 l.set_paused(paused, now);
+                voq.limiter_settled = false;
             }
         }
     }
@@ -671,6 +769,8 @@ impl Host {
         self.start_rx_service(me, ctx);
     }
 
+    /// Inline: a frame absorbed at arrival (no receiver rate) ends here, once per frame.
+    #[inline]
     fn deliver(&mut self, frame: Frame, ctx: &mut Ctx) {
         ctx.flows.on_delivered(&frame, ctx.q.now());
         let latency_s = (ctx.q.now() - frame.born).as_secs_f64();
@@ -806,6 +906,146 @@ mod tests {
             panic!("QCN limiter")
         };
         assert_eq!(rp.timer_stage(), 1);
+    }
+
+    /// A frame sent after PAUSE froze and resumed a limiter's timer re-arms it, though the frame
+    /// ends no byte-counter cycle: the host may skip `after_limiter_change` only while the
+    /// limiter is as it last looked at it.
+    #[test]
+    fn a_frame_after_a_pause_rearms_the_limiter_timer() {
+        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
+        let mut host = Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0));
+        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
+        let mut flows = crate::flows::FlowTable::default();
+        let scheme = Scheme::Qcn(QcnParams::default());
+        let mut ctx = Ctx {
+            q: &mut q,
+            counters: &mut counters,
+            flows: &mut flows,
+            scheme: &scheme,
+            control_bytes: 64,
+        };
+        host.receive(0, cnm(63), &mut ctx);
+        host.set_saturating(0, 1, Some(1500), 0, &mut ctx);
+        let timer_generation = |host: &Host| {
+            let voq = host.voq(1).unwrap();
+            let armed = voq.timer_pending.map(|(_, generation)| generation);
+            (armed, voq.limiter.as_ref().unwrap().timer().map(|(_, g)| g))
+        };
+        let (armed, live) = timer_generation(&host);
+        assert_eq!(armed, live, "the first frame leaves the timer armed");
+        host.set_rate_limiters_paused(true, ctx.q.now());
+        host.set_rate_limiters_paused(false, ctx.q.now());
+        let (armed, live) = timer_generation(&host);
+        assert_ne!(
+            armed, live,
+            "thawing restarts the timer under a new generation"
+        );
+        let sent_before = host.counters.tx_frames;
+        while let Some(event) = ctx.q.pop_until(SimTime::MAX) {
+            if let EventKind::HostWake { generation, .. } = event {
+                host.on_wake(0, generation, &mut ctx);
+                break;
+            }
+        }
+        assert_eq!(host.counters.tx_frames, sent_before + 1);
+        let (armed, live) = timer_generation(&host);
+        assert_eq!(armed, live, "the next frame re-arms the thawed timer");
+    }
+
+    /// A host on a 10 Gb/s link.
+    fn plain_host() -> Host {
+        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
+        Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0))
+    }
+
+    /// Runs the host's own wake-ups until none is left (the clock ends at the last event).
+    fn run_wakes(host: &mut Host, ctx: &mut Ctx) {
+        while let Some(event) = ctx.q.pop_until(SimTime::MAX) {
+            if let EventKind::HostWake { generation, .. } = event {
+                host.on_wake(0, generation, ctx);
+            }
+        }
+    }
+
+    /// The lone-VOQ fast paths: a drained VOQ alone in the ring is not waited for, leaves the
+    /// ring on the next decision and is released, and a new frame for its destination goes
+    /// into a ring holding it once.
+    #[test]
+    fn a_lone_voq_is_served_and_leaves_the_ring() {
+        let mut host = plain_host();
+        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
+        let mut flows = crate::flows::FlowTable::default();
+        let scheme = Scheme::None;
+        let mut ctx = Ctx {
+            q: &mut q,
+            counters: &mut counters,
+            flows: &mut flows,
+            scheme: &scheme,
+            control_bytes: 64,
+        };
+        let frame = |ctx: &Ctx| Frame::data(0, 1, 1500, ctx.q.now());
+        host.enqueue_generated(0, frame(&ctx), &mut ctx);
+        host.enqueue_generated(0, frame(&ctx), &mut ctx);
+        assert_eq!(host.earliest_ready(ctx.q.now()), Some(SimTime::ZERO));
+        run_wakes(&mut host, &mut ctx);
+        assert_eq!(host.counters.tx_frames, 2);
+        // No wake-up was arranged just to find the VOQ drained: it is still in the ring.
+        assert_eq!(host.ring.len(), 1);
+        assert_eq!(
+            host.earliest_ready(ctx.q.now()),
+            None,
+            "nothing left to wait for"
+        );
+        // The next decision, once the NIC is free, finds the VOQ empty: out of the ring, slot
+        // freed. (A wake-up of a stale generation only moves the clock.)
+        let stale = EventKind::HostWake {
+            node: 0,
+            generation: u32::MAX,
+        };
+        ctx.q.schedule(SimTime::from_micros(10), stale);
+        run_wakes(&mut host, &mut ctx);
+        host.try_transmit(0, &mut ctx);
+        assert!(host.ring.is_empty());
+        assert!(host.voq(1).is_none());
+        host.enqueue_generated(0, frame(&ctx), &mut ctx);
+        assert_eq!(host.ring.len(), 1, "the reused slot is in the ring once");
+        run_wakes(&mut host, &mut ctx);
+        assert_eq!(host.counters.tx_frames, 3);
+    }
+
+    /// The pacing memo answers exactly what `serialization_time` does through rate changes
+    /// (down to one ulp), frame-size changes, a stopped limiter and back.
+    #[test]
+    fn pacing_memo_equals_serialization_time() {
+        let mut memo = SerializationMemo::default();
+        let cut: f64 = 5.078125e9;
+        let rates = [
+            10e9,
+            cut,
+            cut,
+            f64::from_bits(cut.to_bits() + 1),
+            cut,
+            7e9,
+            0.0,
+            1e3,
+            0.0,
+            9.999_999e9,
+        ];
+        for (i, rate) in rates.into_iter().enumerate() {
+            for bytes in [1500, 1500, 64, 0, 9216, 1500] {
+                assert_eq!(
+                    memo.get(bytes, rate),
+                    serialization_time(bytes, rate),
+                    "step {i}: {bytes} B at {rate} b/s"
+                );
+            }
+        }
+        // The first lookup, of the entry it starts with, is right too.
+        assert_eq!(
+            SerializationMemo::default().get(0, 0.0),
+            serialization_time(0, 0.0)
+        );
     }
 
     /// Frames a saturating VOQ behind a QCN limiter lets go at `now` after a long wait, with a
