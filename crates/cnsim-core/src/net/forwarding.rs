@@ -87,12 +87,19 @@ impl Forwarding {
     }
 
     /// The output port of a frame from host `src` to host `dst` of flow `flow_id`.
+    /// A single next hop is one load and a test here; an ECMP group's hash is out of line.
     #[inline]
     pub fn port_for(&self, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {
         let next = self.next[dst as usize];
         if next & GROUP_BIT == 0 || next == UNREACHABLE {
             return next;
         }
+        self.group_port(next, src, dst, flow_id)
+    }
+
+    /// The port of a frame whose next hop is the ECMP group `next` (`GROUP_BIT` set).
+    #[inline(never)]
+    fn group_port(&self, next: u16, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {
         let ecmp = self.ecmp.expect("groups are made with ECMP only");
         let ports = &self.groups[(next & !GROUP_BIT) as usize];
         let mut key = (src as u64) << 32 | dst as u64;

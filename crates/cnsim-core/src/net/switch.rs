@@ -238,12 +238,19 @@ impl Switch {
         self.try_transmit(me, back, ctx);
     }
 
+    /// Starts the next frame on port `p` if its transmitter is free. Inline: most calls (a
+    /// frame queued behind one being sent) end at the first test, which then costs no call.
+    #[inline]
     pub fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
+        if !self.ports[p as usize].is_busy() {
+            self.start_next(me, p, ctx);
+        }
+    }
+
+    /// `try_transmit` on a free transmitter: control first, then data the peer has not paused.
+    fn start_next(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
         let now = ctx.q.now();
         let port = &mut self.ports[p as usize];
-        if port.is_busy() {
-            return;
-        }
         if let Some(ctrl) = port.ctrl_q.pop_front() {
             let done = port.begin_tx(ctrl, now);
             schedule_tx_done(ctx, done, me, p);
