@@ -150,10 +150,11 @@ pub fn exact_ps_per_byte(rate_bps: f64) -> Option<u64> {
     (bits_ps.is_multiple_of(rate) && k <= (1 << 53) / EXACT_TX_MAX_BYTES).then_some(k)
 }
 
-/// `serialization_time` for a transmitter whose rate changes now and then (a schedule), cheap
-/// and bit-identical: one multiplication when the picoseconds per byte are whole
-/// (`exact_ps_per_byte`), else the last result for the same size (a run's frames are mostly
-/// of one size; at 9.5 Gb/s the divide and `ceil` were 8% of `seed004-qcn`'s cycles).
+/// `serialization_time` for a transmitter whose rate changes now and then (a port's schedule,
+/// a rate limiter's pacing clock), cheap and bit-identical: one multiplication when the
+/// picoseconds per byte are whole (`exact_ps_per_byte`), else the last result for the same
+/// size (a run's frames are mostly of one size; at 9.5 Gb/s the divide and `ceil` were 8% of
+/// `seed004-qcn`'s cycles).
 #[derive(Clone, Debug)]
 pub struct TxTimer {
     /// The rate (as bits) the fields below were computed for.
@@ -161,6 +162,13 @@ pub struct TxTimer {
     ps_per_byte: Option<u64>,
     /// The last (bytes, time) the float formula gave at this rate; bytes `u64::MAX` = none.
     last: (u64, SimTime),
+}
+
+impl Default for TxTimer {
+    /// At rate 0 (a transmitter that never sends until a rate is given).
+    fn default() -> Self {
+        TxTimer::new(0.0)
+    }
 }
 
 impl TxTimer {

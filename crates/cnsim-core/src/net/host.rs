@@ -18,7 +18,7 @@ use crate::net::Ctx;
 use crate::rng::SimRng;
 use crate::scenario::{FlowService, Watermarks, N_CLASSES};
 use crate::stats::{DropPlace, HostCounters};
-use crate::time::{serialization_time, SimTime};
+use crate::time::{serialization_time, SimTime, TxTimer};
 
 /// Frames and flows waiting for one destination, and that destination's rate limiter. A host
 /// keeps a VOQ only while it has work or a limiter (memory grows with active destinations, not
@@ -37,9 +37,9 @@ pub struct Voq {
     pub limiter: Option<Box<Limiter>>,
     /// The limiter lets the next frame go at this time (rate x size of the previous frame).
     pub next_allowed: SimTime,
-    /// The previous frame's pacing time: the limiter's rate changes once per byte-counter or
-    /// timer cycle, not per frame, so most frames reuse it instead of dividing.
-    pace: SerializationMemo,
+    /// Pacing times at the limiter's rate: it changes once per byte-counter or timer cycle,
+    /// not per frame, so most frames reuse the last one instead of dividing.
+    pace: TxTimer,
     /// A saturating source is attached: frames of this size are made on demand.
     pub saturating_frame_bytes: Option<u32>,
     /// 802.1Q class of the VOQ's work (that of the latest frame, flow or source added): PFC
@@ -53,39 +53,6 @@ pub struct Voq {
     limiter_settled: bool,
     /// Probe entity id of the limiter ("host->dst"), interned on first use.
     pub probe_entity: Option<u32>,
-}
-
-/// `serialization_time` of the last (bytes, rate) asked for, bit-identical to computing it: the
-/// rate is compared by its bits, so any change of rate (however small) recomputes.
-#[derive(Clone, Copy, Debug)]
-struct SerializationMemo {
-    bytes: u64,
-    rate_bits: u64,
-    time: SimTime,
-}
-
-impl Default for SerializationMemo {
-    /// Holds a true entry from the start (0 B at rate 0), so a lookup never needs a validity flag.
-    fn default() -> Self {
-        SerializationMemo {
-            bytes: 0,
-            rate_bits: 0f64.to_bits(),
-            time: serialization_time(0, 0.0),
-        }
-    }
-}
-
-impl SerializationMemo {
-    fn get(&mut self, bytes: u64, rate_bps: f64) -> SimTime {
-        if bytes != self.bytes || rate_bps.to_bits() != self.rate_bits {
-            *self = SerializationMemo {
-                bytes,
-                rate_bits: rate_bps.to_bits(),
-                time: serialization_time(bytes, rate_bps),
-            };
-        }
-        self.time
-    }
 }
 
 impl Voq {
@@ -515,7 +482,7 @@ impl Host {
                 bucket_bytes: bucket,
             } = limiter.pacing();
             frame.rl_tag = tag;
-            let pace = voq.pace.get(frame.bytes as u64, rate);
+            let pace = voq.pace.time(frame.bytes as u64, rate);
             voq.next_allowed = if bucket > 0.0 {
                 // Tokens accrued at the current rate while the limiter waited, up to the
                 // bucket: the pacing clock may lag `now` by at most bucket / rate.
@@ -1014,11 +981,11 @@ mod tests {
         assert_eq!(host.counters.tx_frames, 3);
     }
 
-    /// The pacing memo answers exactly what `serialization_time` does through rate changes
-    /// (down to one ulp), frame-size changes, a stopped limiter and back.
+    /// The VOQ's pacing timer answers exactly what `serialization_time` does through rate
+    /// changes (down to one ulp), frame-size changes, a stopped limiter and back.
     #[test]
-    fn pacing_memo_equals_serialization_time() {
-        let mut memo = SerializationMemo::default();
+    fn pacing_timer_equals_serialization_time() {
+        let mut memo = TxTimer::default();
         let cut: f64 = 5.078125e9;
         let rates = [
             10e9,
@@ -1035,17 +1002,14 @@ mod tests {
         for (i, rate) in rates.into_iter().enumerate() {
             for bytes in [1500, 1500, 64, 0, 9216, 1500] {
                 assert_eq!(
-                    memo.get(bytes, rate),
+                    memo.time(bytes, rate),
                     serialization_time(bytes, rate),
                     "step {i}: {bytes} B at {rate} b/s"
                 );
             }
         }
-        // The first lookup, of the entry it starts with, is right too.
-        assert_eq!(
-            SerializationMemo::default().get(0, 0.0),
-            serialization_time(0, 0.0)
-        );
+        // The first lookup, at the rate it starts with, is right too.
+        assert_eq!(TxTimer::default().time(0, 0.0), serialization_time(0, 0.0));
     }
 
     /// Frames a saturating VOQ behind a QCN limiter lets go at `now` after a long wait, with a
