@@ -607,8 +607,9 @@ mod tests {
         let mut rp = DcqcnRp::new(40e9, &p, SimTime::ZERO);
         rp.on_cnp(SimTime::ZERO); // CR 20, TR 40
         rp.on_cnp(SimTime::ZERO); // CR 10, TR 20
-                                  // A frame reports a change only when it ends a byte-counter cycle (the host skips
-                                  // looking at the limiter otherwise), and never moves the timers.
+
+        // A frame reports a change only when it ends a byte-counter cycle (the host skips
+        // looking at the limiter otherwise), and never moves the timers.
         let timer = rp.timer();
         assert!(!rp.on_transmit(1500));
         close(rp.rate_bps(), 10e9);
