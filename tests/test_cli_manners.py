@@ -3,6 +3,7 @@ without noise, a fast start, and the missing-core error."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -51,11 +52,24 @@ def test_shell_completion_is_offered() -> None:
     assert "cnsim" in shown.stdout
 
 
+def heavy_modules_loaded(cli_calls: str, heavy: set[str]) -> list[str]:
+    """Which of `heavy` a fresh interpreter imports for `import cnsim.cli` and then
+    `cli_calls` (Python lines that may use `app` and `CliRunner`, and assert on the results)."""
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from cnsim.cli import app\n"
+        f"{cli_calls}\n"
+        f"print(sorted(set({sorted(heavy)!r}) & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return list(ast.literal_eval(done.stdout.strip()))
+
+
 def test_version_does_not_import_pandas() -> None:
     """`cnsim --version` and completion start fast: no pandas or matplotlib on the way."""
-    code = "import sys, cnsim.cli; print(sorted({'pandas', 'matplotlib'} & set(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert heavy_modules_loaded("", {"pandas", "matplotlib"}) == []
     start = time.perf_counter()
     assert cnsim_cmd("--version").returncode == 0
     assert time.perf_counter() - start < 10  # generous: the CI machine is shared
@@ -64,19 +78,13 @@ def test_version_does_not_import_pandas() -> None:
 def test_scenario_errors_do_not_import_pandas() -> None:
     """`cnsim run` reports a bad preset or field before anything loads pandas or matplotlib
     (half a second of start-up): the checks come first, the heavy modules only for a run."""
-    code = (
-        "import sys\n"
-        "from typer.testing import CliRunner\n"
-        "from cnsim.cli import app\n"
+    calls = (
         "bad = [['run', 'no-such-preset'], ['run', 'seed004-qcn', '--set', 'duration_s=-1']]\n"
         "for args in bad:\n"
         "    done = CliRunner().invoke(app, args)\n"
-        "    assert done.exit_code == 2, (args, done.output)\n"
-        "print(sorted({'pandas', 'matplotlib'} & set(sys.modules)))"
+        "    assert done.exit_code == 2, (args, done.output)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert heavy_modules_loaded(calls, {"pandas", "matplotlib"}) == []
 
 
 SMALL_RUN = small_run("window_s = [2e-4, 1e-3]")
@@ -90,18 +98,12 @@ def test_a_small_run_without_plots_does_not_import_pandas(tmp_path) -> None:
     scenario = tmp_path / "small.toml"
     scenario.write_text(SMALL_RUN)
     out = tmp_path / "out"
-    code = (
-        "import sys\n"
-        "from typer.testing import CliRunner\n"
-        "from cnsim.cli import app\n"
+    calls = (
         f"args = ['run', {str(scenario)!r}, '--out', {str(out)!r}, '--no-plots', '-q']\n"
         "done = CliRunner().invoke(app, args)\n"
-        "assert done.exit_code == 0, done.output\n"
-        "print(sorted({'pandas', 'matplotlib', 'rich', 'pydantic'} & set(sys.modules)))"
+        "assert done.exit_code == 0, done.output"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert heavy_modules_loaded(calls, {"pandas", "matplotlib", "rich", "pydantic"}) == []
     written = {"scenario.toml", "summary.json", "timeseries.parquet", "window_per_source.csv"}
     assert {p.name for p in out.iterdir()} == written
 

@@ -818,6 +818,41 @@ mod tests {
     use crate::rng::{stream, StreamKind};
     use crate::stats::Counters;
 
+    /// A host on a 10 Gb/s link.
+    fn plain_host() -> Host {
+        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
+        Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0))
+    }
+
+    /// What a host's calls need besides the host: the clock, counters, flows and the scheme.
+    struct World {
+        q: EventQueue,
+        counters: Counters,
+        flows: crate::flows::FlowTable,
+        scheme: Scheme,
+    }
+
+    impl World {
+        fn new(scheme: Scheme) -> World {
+            World {
+                q: EventQueue::new(),
+                counters: Counters::default(),
+                flows: crate::flows::FlowTable::default(),
+                scheme,
+            }
+        }
+
+        fn ctx(&mut self) -> Ctx<'_> {
+            Ctx {
+                q: &mut self.q,
+                counters: &mut self.counters,
+                flows: &mut self.flows,
+                scheme: &self.scheme,
+                control_bytes: 64,
+            }
+        }
+    }
+
     fn cnm(qfb: u8) -> Frame {
         let msg = CcMsg::Cnm(crate::cc::qcn::Cnm { qfb, cpid: 0 });
         Frame::control(Payload::Cc(msg), 0, 0, 1, 64, SimTime::ZERO)
@@ -837,18 +872,9 @@ mod tests {
     /// A timer event left over from a released limiter must not fire on the flow's next one.
     #[test]
     fn stale_timer_of_a_released_limiter_is_ignored() {
-        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
-        let mut host = Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0));
-        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
-        let mut flows = crate::flows::FlowTable::default();
-        let scheme = Scheme::Qcn(QcnParams::default());
-        let mut ctx = Ctx {
-            q: &mut q,
-            counters: &mut counters,
-            flows: &mut flows,
-            scheme: &scheme,
-            control_bytes: 64,
-        };
+        let mut host = plain_host();
+        let mut world = World::new(Scheme::Qcn(QcnParams::default()));
+        let mut ctx = world.ctx();
         host.receive(0, cnm(63), &mut ctx);
         // Release the first limiter as reaching line rate would, then install a second one.
         let slot = host.voq_slot[&1] as usize;
@@ -880,18 +906,9 @@ mod tests {
     /// limiter is as it last looked at it.
     #[test]
     fn a_frame_after_a_pause_rearms_the_limiter_timer() {
-        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
-        let mut host = Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0));
-        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
-        let mut flows = crate::flows::FlowTable::default();
-        let scheme = Scheme::Qcn(QcnParams::default());
-        let mut ctx = Ctx {
-            q: &mut q,
-            counters: &mut counters,
-            flows: &mut flows,
-            scheme: &scheme,
-            control_bytes: 64,
-        };
+        let mut host = plain_host();
+        let mut world = World::new(Scheme::Qcn(QcnParams::default()));
+        let mut ctx = world.ctx();
         host.receive(0, cnm(63), &mut ctx);
         host.set_saturating(0, 1, Some(1500), 0, &mut ctx);
         let timer_generation = |host: &Host| {
@@ -920,12 +937,6 @@ mod tests {
         assert_eq!(armed, live, "the next frame re-arms the thawed timer");
     }
 
-    /// A host on a 10 Gb/s link.
-    fn plain_host() -> Host {
-        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
-        Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0))
-    }
-
     /// Runs the host's own wake-ups until none is left (the clock ends at the last event).
     fn run_wakes(host: &mut Host, ctx: &mut Ctx) {
         while let Some(event) = ctx.q.pop_until(SimTime::MAX) {
@@ -941,16 +952,8 @@ mod tests {
     #[test]
     fn a_lone_voq_is_served_and_leaves_the_ring() {
         let mut host = plain_host();
-        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
-        let mut flows = crate::flows::FlowTable::default();
-        let scheme = Scheme::None;
-        let mut ctx = Ctx {
-            q: &mut q,
-            counters: &mut counters,
-            flows: &mut flows,
-            scheme: &scheme,
-            control_bytes: 64,
-        };
+        let mut world = World::new(Scheme::None);
+        let mut ctx = world.ctx();
         let frame = |ctx: &Ctx| Frame::data(0, 1, 1500, ctx.q.now());
         host.enqueue_generated(0, frame(&ctx), &mut ctx);
         host.enqueue_generated(0, frame(&ctx), &mut ctx);
@@ -1015,21 +1018,12 @@ mod tests {
     /// Frames a saturating VOQ behind a QCN limiter lets go at `now` after a long wait, with a
     /// token bucket of `bucket_bytes` (seed 004: a paused RP keeps adding tokens at CR).
     fn burst_after_wait(bucket_bytes: f64) -> usize {
-        let port = Port::new("h->sw".into(), 1, 0, 10e9, SimTime::ZERO);
-        let mut host = Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0));
-        let (mut q, mut counters) = (EventQueue::new(), Counters::default());
-        let mut flows = crate::flows::FlowTable::default();
-        let scheme = Scheme::Qcn(QcnParams {
+        let mut host = plain_host();
+        let mut world = World::new(Scheme::Qcn(QcnParams {
             rp_bucket_bytes: bucket_bytes,
             ..QcnParams::default()
-        });
-        let mut ctx = Ctx {
-            q: &mut q,
-            counters: &mut counters,
-            flows: &mut flows,
-            scheme: &scheme,
-            control_bytes: 64,
-        };
+        }));
+        let mut ctx = world.ctx();
         host.receive(0, cnm(63), &mut ctx);
         let slot = host.voq_slot[&1];
         host.voqs[slot as usize].saturating_frame_bytes = Some(1500);
