@@ -16,6 +16,7 @@ import argparse
 import hashlib
 import json
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +51,15 @@ def _digest(frame: Any) -> str:
 def snapshot(names: list[str], max_duration_s: float | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in names:
+        text = cnsim.api.load_scenario(name)
+        if cnsim.api.is_sweep_text(text):
+            print(
+                f"{name}: a sweep, skipped (its points are scenarios of their own)", file=sys.stderr
+            )
+            continue
         overrides: dict[str, Any] = {}
         if max_duration_s is not None:
-            scenario = cnsim.api.load_scenario(name)
-            import tomllib
-
-            duration = tomllib.loads(scenario).get("duration_s", max_duration_s)
+            duration = tomllib.loads(text).get("duration_s", max_duration_s)
             if duration > max_duration_s:
                 overrides["duration_s"] = max_duration_s
         result = cnsim.run(name, set=overrides or None)
