@@ -24,7 +24,13 @@ import numpy as np
 
 import cnsim
 
-WALL_CLOCK_KEYS = {"wall_time_s", "events_per_s", "frame_hops_per_s", "cnsim_version"}
+WALL_CLOCK_KEYS = {
+    "wall_time_s",
+    "wall_s_per_sim_s",
+    "events_per_s",
+    "frame_hops_per_s",
+    "cnsim_version",
+}
 
 
 def _strip(value: Any) -> Any:
@@ -42,9 +48,11 @@ def _digest(frame: Any) -> str:
     for name in frame.columns:
         column = frame[name]
         h.update(name.encode())
-        h.update(
-            np.asarray(column.astype(str) if column.dtype.name == "category" else column).tobytes()
-        )
+        if column.dtype.name in ("category", "object", "str", "string"):
+            # Strings by value (an object array's bytes would be its pointers).
+            h.update("\x1f".join(map(str, column)).encode())
+        else:
+            h.update(np.ascontiguousarray(column.to_numpy()).tobytes())
     return h.hexdigest()
 
 

@@ -19,6 +19,7 @@
 use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
 
+use crate::flow_control::Lane;
 use crate::time::SimTime;
 
 /// Index of a node (host or switch) in the simulation.
@@ -33,21 +34,18 @@ pub enum EventKind {
     TxDone { node: NodeIdx, port: PortIdx },
     /// The head frame of a port's pipe reaches the far end of the link.
     Arrive { node: NodeIdx, port: PortIdx },
-    /// A PAUSE timer on this (sending) port may have ended.
-    PauseExpire { node: NodeIdx, port: PortIdx },
-    /// Re-send XOFF out of this port while the pause condition holds.
-    XoffRefresh { node: NodeIdx, port: PortIdx },
-    /// A PFC timer of one class on this (sending) port may have ended.
-    PfcExpire {
+    /// The peer's pause on one lane (802.3x, or one PFC class) of this sending port may have
+    /// ended.
+    PauseExpire {
         node: NodeIdx,
         port: PortIdx,
-        class: u8,
+        lane: Lane,
     },
-    /// Re-send a class's PFC XOFF out of this port while its condition holds.
-    PfcRefresh {
+    /// Re-send XOFF on one lane of this port while the condition holding the peer lasts.
+    PauseRefresh {
         node: NodeIdx,
         port: PortIdx,
-        class: u8,
+        lane: Lane,
     },
     /// A traffic source's next frame (or its start/stop for saturating sources).
     SourceArrival(u32),

@@ -17,10 +17,10 @@ fn us(x: f64) -> SimTime {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The receiving side, unit level: Port::receive_pause / is_paused.
+// The receiving side, unit level: a port's 802.3x lane (the port hands it its line rate).
 
 // These read the pause state through `is_paused` / `paused_until`, not through what
-// `receive_pause` returns (that is the element's timer-scheduling contract, which may change).
+// `receive` returns (the lane's timer-scheduling contract, tested in flow_control/lane.rs).
 
 #[test]
 fn max_pause_is_65535_quanta_of_512_bit_times_at_the_line_rate() {
@@ -28,9 +28,9 @@ fn max_pause_is_65535_quanta_of_512_bit_times_at_the_line_rate() {
     for (rate, want_ps) in [(10e9, 3_355_392_000u64), (1e9, 33_553_920_000)] {
         let mut p = Port::new("a->b".into(), 1, 0, rate, SimTime::ZERO);
         let t0 = us(7.0);
-        p.receive_pause(u16::MAX, t0);
+        p.pause.receive(u16::MAX, p.line_rate_bps, t0);
         let until = t0 + SimTime(want_ps);
-        assert_eq!(p.paused_until, until, "rate {rate}");
+        assert_eq!(p.pause.paused_until(), until, "rate {rate}");
         assert!(p.is_paused(t0));
         assert!(p.is_paused(until - SimTime(1)));
         assert!(!p.is_paused(until), "the pause ends exactly at the timer");
@@ -43,28 +43,28 @@ fn quanta_use_the_line_rate_not_a_scheduled_service_rate() {
     // line rate = 51.2 ns (802.3x defines the quantum on the PHY rate).
     let mut p = Port::new("a->b".into(), 1, 0, 10e9, SimTime::ZERO);
     p.rate_bps = 2e9;
-    p.receive_pause(1, SimTime::ZERO);
-    assert_eq!(p.paused_until, SimTime(51_200));
+    p.pause.receive(1, p.line_rate_bps, SimTime::ZERO);
+    assert_eq!(p.pause.paused_until(), SimTime(51_200));
 }
 
 #[test]
 fn xon_resumes_at_once_and_a_new_pause_replaces_the_timer() {
     let mut p = Port::new("a->b".into(), 1, 0, 10e9, SimTime::ZERO);
     // XOFF(65535) at 1 us, then XON at 5 us: paused for exactly 4 us.
-    p.receive_pause(u16::MAX, us(1.0));
-    p.receive_pause(0, us(5.0));
+    p.pause.receive(u16::MAX, p.line_rate_bps, us(1.0));
+    p.pause.receive(0, p.line_rate_bps, us(5.0));
     assert!(!p.is_paused(us(5.0)));
-    assert_eq!(p.paused_time(us(9.0)), us(4.0));
+    assert_eq!(p.pause.paused_time(us(9.0)), us(4.0));
     // A shorter pause replaces a longer one (it is not max(old, new)): XOFF(65535) at 10 us,
     // XOFF(10) at 11 us -> ends at 11 us + 512 ns.
-    p.receive_pause(u16::MAX, us(10.0));
-    p.receive_pause(10, us(11.0));
-    assert_eq!(p.paused_until, us(11.512));
+    p.pause.receive(u16::MAX, p.line_rate_bps, us(10.0));
+    p.pause.receive(10, p.line_rate_bps, us(11.0));
+    assert_eq!(p.pause.paused_until(), us(11.512));
     assert!(!p.is_paused(us(11.512)));
     // A longer one extends: XOFF(10) at 20 us, XOFF(100) at 20.2 us -> ends at 25.32 us.
-    p.receive_pause(10, us(20.0));
-    p.receive_pause(100, us(20.2));
-    assert_eq!(p.paused_until, us(25.32));
+    p.pause.receive(10, p.line_rate_bps, us(20.0));
+    p.pause.receive(100, p.line_rate_bps, us(20.2));
+    assert_eq!(p.pause.paused_until(), us(25.32));
     assert!(p.is_paused(us(25.0)));
 }
 
@@ -88,7 +88,7 @@ fn host_finishes_its_frame_then_holds_data_until_the_timer_ends() {
         vec![us(1.2), us(6.82), us(8.02), us(9.22)],
         "data frame completion times"
     );
-    assert_eq!(h.node.ports()[0].paused_time(us(100.0)), us(5.12));
+    assert_eq!(h.node.ports()[0].pause.paused_time(us(100.0)), us(5.12));
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn host_resumes_at_xon() {
     );
     h.run(us(100.0));
     assert_eq!(h.data_done(None), vec![us(1.2), us(4.2), us(5.4)]);
-    assert_eq!(h.node.ports()[0].paused_time(us(100.0)), us(2.5));
+    assert_eq!(h.node.ports()[0].pause.paused_time(us(100.0)), us(2.5));
 }
 
 #[test]
@@ -133,7 +133,7 @@ fn host_obeys_a_shorter_replacing_pause() {
     );
     h.run(us(4000.0));
     assert_eq!(h.data_done(None), vec![us(1.2), us(5.224)]);
-    assert_eq!(h.node.ports()[0].paused_time(us(4000.0)), us(3.524));
+    assert_eq!(h.node.ports()[0].pause.paused_time(us(4000.0)), us(3.524));
 }
 
 #[test]

@@ -45,9 +45,9 @@ fn a_paused_class_finishes_its_frame_waits_for_the_timer_and_others_keep_sending
     assert_eq!(h.data_done(Some(3)), vec![us(1.2), us(6.82), us(8.02)]);
     assert_eq!(h.data_done(Some(0)), vec![us(2.4), us(3.6), us(4.8)]);
     let pfc = h.node.ports()[0].pfc.as_ref().expect("PFC state");
-    assert_eq!(pfc.paused_time(3, us(100.0)), us(5.12));
-    assert_eq!(pfc.paused_time(0, us(100.0)), SimTime::ZERO);
-    assert_eq!(pfc.frames_received[3], 1);
+    assert_eq!(pfc.lane(3).paused_time(us(100.0)), us(5.12));
+    assert_eq!(pfc.lane(0).paused_time(us(100.0)), SimTime::ZERO);
+    assert_eq!(pfc.lane(3).frames_received(), 1);
 }
 
 #[test]
@@ -59,7 +59,7 @@ fn a_paused_class_resumes_at_xon() {
     assert_eq!(h.data_done(Some(3)), vec![us(1.2), us(4.8), us(7.2)]);
     assert_eq!(h.data_done(Some(0)), vec![us(2.4), us(3.6), us(6.0)]);
     let pfc = h.node.ports()[0].pfc.as_ref().expect("PFC state");
-    assert_eq!(pfc.paused_time(3, us(100.0)), us(2.5));
+    assert_eq!(pfc.lane(3).paused_time(us(100.0)), us(2.5));
 }
 
 #[test]

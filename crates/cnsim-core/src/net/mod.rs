@@ -5,18 +5,21 @@
 pub mod forwarding;
 pub mod frame;
 pub mod host;
+pub mod link_pause;
 pub mod port;
 pub mod scheduler;
 pub mod switch;
+pub mod switch_pause;
 pub mod switch_pfc;
 
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
+use crate::flow_control::Lane;
 use crate::flows::FlowTable;
 use crate::stats::{Counters, DropPlace};
 use frame::Frame;
 use host::Host;
-use port::{PauseTimer, Port};
+use port::Port;
 use switch::Switch;
 
 /// What an element may touch besides itself: the clock/event queue, global counters and the
@@ -80,48 +83,25 @@ impl Node {
         }
     }
 
-    /// The pause timer of port `p` fired: re-arm it if the pause was renewed, else resume.
-    pub fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
-        let now = ctx.q.now();
-        match self.port_mut(p).on_pause_timer(now) {
-            PauseTimer::Stale => return,
-            PauseTimer::Rearm(at) => {
-                ctx.q
-                    .schedule(at, EventKind::PauseExpire { node: me, port: p });
-                return;
-            }
-            PauseTimer::Expired => {}
-        }
-        if let Node::Host(h) = self {
-            h.set_rate_limiters_paused(false, now);
-        }
-        self.try_transmit(me, p, ctx);
-    }
-
-    /// Class `class`'s PFC timer on port `p` fired: re-arm it if renewed, else resume.
-    pub fn on_pfc_expire(&mut self, me: NodeIdx, p: PortIdx, class: usize, ctx: &mut Ctx) {
-        if crate::flow_control::pfc::on_pfc_expire(self.port_mut(p), class, (me, p), ctx) {
-            self.try_transmit(me, p, ctx);
+    /// The peer's pause on `lane` of port `p` may have ended (`EventKind::PauseExpire`).
+    pub fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
+        match self {
+            Node::Host(h) => h.on_pause_expire(me, lane, ctx),
+            Node::Switch(s) => s.on_pause_expire(me, p, lane, ctx),
         }
     }
 
-    pub fn on_pfc_refresh(&mut self, me: NodeIdx, p: PortIdx, class: usize, ctx: &mut Ctx) {
+    /// Re-send XOFF on `lane` of port `p` while this node still holds the peer
+    /// (`EventKind::PauseRefresh`).
+    pub fn on_pause_refresh(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
         let quanta = match self {
-            Node::Host(h) => h.rx_pfc_quanta(),
-            Node::Switch(s) => s.pfc_quanta(),
+            Node::Host(h) => h.pause_quanta(lane),
+            Node::Switch(s) => s.pause_quanta(lane),
         };
-        let port = self.port_mut(p);
-        if crate::flow_control::pfc::refresh_class_xoff(port, class, quanta, (me, p), ctx) {
-            self.try_transmit(me, p, ctx);
-        }
-    }
-
-    pub fn on_xoff_refresh(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
-        let quanta = match self {
-            Node::Host(h) => h.rx_pause_quanta(),
-            Node::Switch(s) => s.pause_quanta(),
-        };
-        if crate::flow_control::pause::refresh_xoff(self.port_mut(p), quanta, (me, p), ctx) {
+        if self
+            .port_mut(p)
+            .on_pause_refresh(lane, quanta, (me, p), ctx)
+        {
             self.try_transmit(me, p, ctx);
         }
     }

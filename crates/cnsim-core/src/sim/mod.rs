@@ -166,21 +166,13 @@ impl Simulation {
         match ev {
             EventKind::TxDone { node, port } => self.on_tx_done(node, port),
             EventKind::Arrive { node, port } => self.on_arrive(node, port),
-            EventKind::PauseExpire { node, port } => {
+            EventKind::PauseExpire { node, port, lane } => {
                 let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_pause_expire(node, port, &mut ctx);
+                nodes[node as usize].on_pause_expire(node, port, lane, &mut ctx);
             }
-            EventKind::XoffRefresh { node, port } => {
+            EventKind::PauseRefresh { node, port, lane } => {
                 let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_xoff_refresh(node, port, &mut ctx);
-            }
-            EventKind::PfcExpire { node, port, class } => {
-                let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_pfc_expire(node, port, class as usize, &mut ctx);
-            }
-            EventKind::PfcRefresh { node, port, class } => {
-                let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_pfc_refresh(node, port, class as usize, &mut ctx);
+                nodes[node as usize].on_pause_refresh(node, port, lane, &mut ctx);
             }
             EventKind::SourceArrival(s) => self.on_source(s as usize),
             EventKind::FlowStart(id) => self.on_flow_start(id),

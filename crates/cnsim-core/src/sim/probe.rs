@@ -158,7 +158,7 @@ fn sample_port(
     now: SimTime,
     interval: SimTime,
 ) {
-    let paused = p.paused_time(now);
+    let paused = p.pause.paused_time(now);
     rec.record(
         "paused_frac",
         entity,
@@ -178,7 +178,7 @@ fn sample_pfc(p: &Port, prev: &mut PfcProbe, rec: &mut Recorder, now: SimTime, i
         return;
     };
     for (c, (prev_paused, entity)) in prev.iter_mut().enumerate() {
-        let paused = state.paused_time(c, now);
+        let paused = state.lane(c).paused_time(now);
         if paused == SimTime::ZERO {
             continue;
         }

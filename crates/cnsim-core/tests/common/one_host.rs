@@ -104,12 +104,8 @@ impl OneHost {
                         ctx.q.schedule(next, EventKind::Arrive { node, port });
                     }
                 }
-                EventKind::PauseExpire { node, port, .. } => {
-                    self.node.on_pause_expire(node, port, &mut ctx)
-                }
-                EventKind::PfcExpire { node, port, class } => {
-                    self.node
-                        .on_pfc_expire(node, port, class as usize, &mut ctx)
+                EventKind::PauseExpire { node, port, lane } => {
+                    self.node.on_pause_expire(node, port, lane, &mut ctx)
                 }
                 EventKind::HostWake { node, generation } => {
                     if let Node::Host(h) = &mut self.node {

@@ -6,8 +6,7 @@ use std::collections::VecDeque;
 
 use crate::cc::CcMsg;
 use crate::engine::{EventKind, NodeIdx};
-use crate::flow_control::pause::{hysteresis, set_xoff};
-use crate::flow_control::pfc::{self, set_class_xoff};
+use crate::flow_control::{hysteresis, Lane};
 use crate::net::frame::{Frame, HostId, Payload};
 use crate::net::Ctx;
 use crate::scenario::{Watermarks, N_CLASSES};
@@ -45,8 +44,10 @@ impl Host {
                 self.notify(me, &frame, ctx);
                 self.receive_data(me, frame, ctx)
             }
-            Payload::Pause { quanta } => self.receive_pause(me, quanta, ctx),
-            Payload::Pfc { class, quanta } => self.receive_pfc(me, class as usize, quanta, ctx),
+            Payload::Pause { quanta } => self.receive_pause(me, Lane::LINK, quanta, ctx),
+            Payload::Pfc { class, quanta } => {
+                self.receive_pause(me, Lane::class(class as usize), quanta, ctx)
+            }
             Payload::Cc(msg) if msg.for_reaction_point() => {
                 self.receive_feedback(me, &msg, frame.flow, ctx)
             }
@@ -73,12 +74,17 @@ impl Host {
         self.try_transmit(me, ctx);
     }
 
-    fn receive_pause(&mut self, me: NodeIdx, quanta: u16, ctx: &mut Ctx) {
-        let now = ctx.q.now();
-        if let Some(until) = self.port.receive_pause(quanta, now) {
-            ctx.q
-                .schedule(until, EventKind::PauseExpire { node: me, port: 0 });
+    /// A PAUSE or PFC frame from the switch above. 802.3x PAUSE holds every VOQ and freezes
+    /// the rate limiters' timers (seed 004); PFC holds one class's VOQs and limiters keep
+    /// running. Only the end of a link pause lets the NIC decide again (it has nothing to send
+    /// while the link is held); after a class pause the other classes may send.
+    fn receive_pause(&mut self, me: NodeIdx, lane: Lane, quanta: u16, ctx: &mut Ctx) {
+        self.port.receive_pause_frame(lane, quanta, (me, 0), ctx);
+        if lane != Lane::LINK {
+            self.try_transmit(me, ctx);
+            return;
         }
+        let now = ctx.q.now();
         let paused = self.port.is_paused(now);
         self.set_rate_limiters_paused(paused, now);
         if !paused {
@@ -86,10 +92,14 @@ impl Host {
         }
     }
 
-    /// A PFC frame: pause or resume one class of this host's VOQs. Rate limiters keep running
-    /// (only 802.3x PAUSE freezes them).
-    fn receive_pfc(&mut self, me: NodeIdx, class: usize, quanta: u16, ctx: &mut Ctx) {
-        pfc::receive_pfc(&mut self.port, class, quanta, (me, 0), ctx);
+    /// The pause on `lane` may have ended (`EventKind::PauseExpire`).
+    pub fn on_pause_expire(&mut self, me: NodeIdx, lane: Lane, ctx: &mut Ctx) {
+        if !self.port.on_pause_expire(lane, (me, 0), ctx) {
+            return;
+        }
+        if lane == Lane::LINK {
+            self.set_rate_limiters_paused(false, ctx.q.now());
+        }
         self.try_transmit(me, ctx);
     }
 
@@ -154,8 +164,12 @@ impl Host {
         self.counters.rx_bytes += frame.bytes as u64;
     }
 
-    pub fn rx_pause_quanta(&self) -> u16 {
-        self.rx.pause.as_ref().map_or(u16::MAX, |w| w.quanta)
+    /// The pause_time of this host's XOFF frames on `lane`.
+    pub fn pause_quanta(&self, lane: Lane) -> u16 {
+        match lane.pfc_class() {
+            None => self.rx.pause.as_ref().map_or(u16::MAX, |w| w.quanta),
+            Some(_) => self.rx.pfc.as_ref().map_or(u16::MAX, |p| p.quanta),
+        }
     }
 
     /// Receive-buffer watermarks (seed 003 adapters): PAUSE the upstream port.
@@ -164,12 +178,12 @@ impl Host {
             return;
         };
         let want = hysteresis(
-            self.port.xoff_sent,
+            self.port.holds_peer(Lane::LINK),
             self.rx.bytes,
             w.xoff_bytes as u64,
             w.xon_bytes as u64,
         );
-        if set_xoff(&mut self.port, want, w.quanta, (me, 0), ctx) {
+        if (self.port).hold_peer(Lane::LINK, want, w.quanta, (me, 0), ctx) {
             self.try_transmit(me, ctx);
         }
     }
@@ -188,15 +202,12 @@ impl Host {
         if pfc.lossless_mask & (1 << class) == 0 {
             return;
         }
-        let on = (self.port.pfc.as_ref()).is_some_and(|s| s.xoff_sent & (1 << class) != 0);
+        let lane = Lane::class(class);
+        let on = self.port.holds_peer(lane);
         let want = hysteresis(on, pfc.class_bytes[class], pfc.xoff_bytes, pfc.xon_bytes);
         let quanta = pfc.quanta;
-        if set_class_xoff(&mut self.port, class, want, quanta, (me, 0), ctx) {
+        if self.port.hold_peer(lane, want, quanta, (me, 0), ctx) {
             self.try_transmit(me, ctx);
         }
-    }
-
-    pub fn rx_pfc_quanta(&self) -> u16 {
-        self.rx.pfc.as_ref().map_or(u16::MAX, |p| p.quanta)
     }
 }

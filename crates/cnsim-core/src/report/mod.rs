@@ -11,12 +11,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod pfc;
+pub use pfc::PfcSummary;
+
 use crate::cc::bcn::GiFormula;
 use crate::cc::dcqcn::{HaiStep, MarkOn, ParameterSet};
 use crate::cc::e2cm::{ProbeMeasures, StampCombine};
 use crate::cc::qcn::{FastRecoveryCmp, TrUpdate};
 use crate::cc::Scheme;
-use crate::flow_control::pfc_summary::{self, PfcSummary};
 use crate::flows::{FlowRecords, FlowSummary};
 use crate::net::Node;
 use crate::sim::Simulation;
@@ -368,7 +370,7 @@ impl Summary {
                 .scenario
                 .pfc
                 .as_ref()
-                .map(|spec| pfc_summary::summarize(spec, &sim.nodes, sim.simulated_until())),
+                .map(|spec| pfc::summarize(spec, &sim.nodes, sim.simulated_until())),
         }
     }
 }
@@ -450,7 +452,7 @@ fn per_port_and_switch(sim: &Simulation) -> PortsAndSwitches {
                     throughput_bps,
                     utilisation: throughput_bps / p.line_rate_bps,
                     dropped_frames: p.stats.dropped_frames,
-                    paused_frac: p.paused_time(now).as_secs_f64() / span_s,
+                    paused_frac: p.pause.paused_time(now).as_secs_f64() / span_s,
                     congestion_point: sw.cps[j].is_some(),
                     cp_messages: sw.cps[j].as_ref().map_or(0, |c| c.messages),
                     ecn_marked_frames: sw.cps[j].as_ref().and_then(|c| c.ecn_marked()).unwrap_or(0),
