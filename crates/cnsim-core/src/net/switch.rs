@@ -17,10 +17,10 @@ use crate::flow_control::Lane;
 use crate::net::forwarding::Forwarding;
 use crate::net::frame::{Frame, Payload};
 use crate::net::port::Port;
-use crate::net::switch_pause::{Levels, PauseTriggers, Reconsider};
+use crate::net::switch_pause::{PauseTriggers, Reconsider};
 use crate::net::switch_pfc::{Admission, SwitchPfc};
 use crate::net::{schedule_tx_done, Ctx};
-use crate::scenario::{SwitchPause, N_CLASSES};
+use crate::scenario::{PauseTrigger, SwitchPause, N_CLASSES};
 use crate::stats::DropPlace;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -42,7 +42,7 @@ pub struct Switch {
     pub ingress_bytes: Vec<u64>,
     /// 802.3x PAUSE triggers (`switch_pause.rs`), made once the ports are attached.
     pause_cfg: Option<SwitchPause>,
-    pub pause: Option<Box<PauseTriggers>>,
+    pub pause: Option<PauseTriggers>,
     /// Congestion point of each output queue (None: CP detection off or no scheme).
     pub cps: Vec<Option<CongestionPoint>>,
     pub dropped_frames: u64,
@@ -72,7 +72,7 @@ impl Switch {
     pub fn finish_ports(&mut self) {
         let n = self.ports.len();
         self.ingress_bytes = vec![0; n];
-        self.pause = (self.pause_cfg).map(|cfg| Box::new(PauseTriggers::new(cfg, n)));
+        self.pause = (self.pause_cfg).map(|cfg| PauseTriggers::new(cfg, n));
         self.cps.resize_with(n, || None);
     }
 
@@ -274,23 +274,26 @@ impl Switch {
     }
 
     /// Re-evaluates the 802.3x triggers that a change at (input, output) may have flipped, and
-    /// sends XOFF/XON where a port's wish changed. Inline: without PAUSE it is one test, not a
-    /// call, on every enqueue and dequeue.
+    /// sends XOFF/XON where a port's wish changed. Inline up to the trigger's answer: without
+    /// PAUSE it is one test, and with it most changes flip nothing, so only a flip pays a call.
     #[inline]
     fn update_pause(&mut self, me: NodeIdx, input: usize, output: usize, ctx: &mut Ctx) {
-        if self.pause.is_some() {
-            self.apply_pause_triggers(me, input, output, ctx);
+        let Some(triggers) = self.pause.as_mut() else {
+            return;
+        };
+        let level_bytes = match triggers.cfg.trigger {
+            PauseTrigger::Global => self.memory_bytes,
+            PauseTrigger::Ingress => self.ingress_bytes[input],
+            PauseTrigger::Egress => self.ports[output].data_bytes,
+        };
+        match triggers.update(input, output, level_bytes) {
+            Reconsider::None => {}
+            flipped => self.reconsider_pause(me, flipped, ctx),
         }
     }
 
-    fn apply_pause_triggers(&mut self, me: NodeIdx, input: usize, output: usize, ctx: &mut Ctx) {
-        let levels = Levels {
-            memory_bytes: self.memory_bytes,
-            input_bytes: self.ingress_bytes[input],
-            output_queue_bytes: self.ports[output].data_bytes,
-        };
-        let triggers = self.pause.as_mut().expect("PAUSE is on");
-        match triggers.update(input, output, levels) {
+    fn reconsider_pause(&mut self, me: NodeIdx, flipped: Reconsider, ctx: &mut Ctx) {
+        match flipped {
             Reconsider::None => {}
             Reconsider::Port(p) => self.reconcile(me, p, ctx),
             Reconsider::All => {

@@ -12,14 +12,6 @@
 use crate::flow_control::hysteresis;
 use crate::scenario::{PauseTrigger, SwitchPause};
 
-/// The buffer levels a trigger reads after a frame entered or left at (input, output).
-#[derive(Clone, Copy, Debug)]
-pub struct Levels {
-    pub memory_bytes: u64,
-    pub input_bytes: u64,
-    pub output_queue_bytes: u64,
-}
-
 /// Which ports' wish may have changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reconsider {
@@ -54,12 +46,16 @@ impl PauseTriggers {
         !std::mem::replace(&mut self.active_input[input], true)
     }
 
-    /// A frame entered or left the buffer at (input, output), leaving it at `levels`.
-    pub fn update(&mut self, input: usize, output: usize, levels: Levels) -> Reconsider {
+    /// A frame entered or left the buffer at (input, output), leaving the level the trigger
+    /// watches at `level_bytes`: the shared memory (global), the input's bytes (ingress) or
+    /// the output's queue (egress). Inline: it runs on every enqueue and dequeue and most
+    /// calls change nothing.
+    #[inline]
+    pub fn update(&mut self, input: usize, output: usize, level_bytes: u64) -> Reconsider {
         let (xoff, xon) = (self.cfg.xoff_bytes as u64, self.cfg.xon_bytes as u64);
         match self.cfg.trigger {
             PauseTrigger::Global => {
-                let over = hysteresis(self.global_over, levels.memory_bytes, xoff, xon);
+                let over = hysteresis(self.global_over, level_bytes, xoff, xon);
                 if over == self.global_over {
                     return Reconsider::None;
                 }
@@ -68,7 +64,7 @@ impl PauseTriggers {
             }
             PauseTrigger::Ingress => {
                 let was = self.ingress_over[input];
-                let over = hysteresis(was, levels.input_bytes, xoff, xon);
+                let over = hysteresis(was, level_bytes, xoff, xon);
                 if over == was {
                     return Reconsider::None;
                 }
@@ -77,7 +73,7 @@ impl PauseTriggers {
             }
             PauseTrigger::Egress => {
                 let was = self.egress_over[output];
-                let over = hysteresis(was, levels.output_queue_bytes, xoff, xon);
+                let over = hysteresis(was, level_bytes, xoff, xon);
                 if over == was {
                     return Reconsider::None;
                 }
@@ -117,25 +113,17 @@ mod tests {
         PauseTriggers::new(cfg, 3)
     }
 
-    fn levels(memory_bytes: u64, input_bytes: u64, output_queue_bytes: u64) -> Levels {
-        Levels {
-            memory_bytes,
-            input_bytes,
-            output_queue_bytes,
-        }
-    }
-
     #[test]
     fn egress_holds_every_input_but_the_congested_output() {
         let mut t = triggers(PauseTrigger::Egress);
         assert!(t.note_input(0) && t.note_input(1) && t.note_input(2));
         assert!(!t.note_input(0), "an input is noted once");
-        assert_eq!(t.update(0, 2, levels(0, 0, 130_001)), Reconsider::All);
+        assert_eq!(t.update(0, 2, 130_001), Reconsider::All);
         assert_eq!((t.wants_pause(0), t.wants_pause(1)), (true, true));
         assert!(!t.wants_pause(2), "the congested output itself is not held");
         // Hysteresis: still over at 110 KB, released below it.
-        assert_eq!(t.update(0, 2, levels(0, 0, 110_000)), Reconsider::None);
-        assert_eq!(t.update(0, 2, levels(0, 0, 109_999)), Reconsider::All);
+        assert_eq!(t.update(0, 2, 110_000), Reconsider::None);
+        assert_eq!(t.update(0, 2, 109_999), Reconsider::All);
         assert!(!t.wants_pause(0));
     }
 
@@ -143,11 +131,11 @@ mod tests {
     fn ingress_holds_only_its_input_and_ports_that_only_send_are_never_held() {
         let mut t = triggers(PauseTrigger::Ingress);
         t.note_input(1);
-        assert_eq!(t.update(1, 0, levels(0, 200_000, 0)), Reconsider::Port(1));
+        assert_eq!(t.update(1, 0, 200_000), Reconsider::Port(1));
         assert!(t.wants_pause(1) && !t.wants_pause(0));
         let mut g = triggers(PauseTrigger::Global);
         g.note_input(0);
-        assert_eq!(g.update(0, 1, levels(130_001, 0, 0)), Reconsider::All);
+        assert_eq!(g.update(0, 1, 130_001), Reconsider::All);
         assert!(g.wants_pause(0));
         assert!(
             !g.wants_pause(1),
