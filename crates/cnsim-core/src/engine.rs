@@ -67,6 +67,9 @@ pub enum EventKind {
     Probe,
     /// Start (0) or end (1) of the report window.
     WindowMark(u8),
+    /// The test kit's scheduled action `n` (`testkit.rs`); no run schedules it.
+    #[cfg(test)]
+    Test(u32),
 }
 
 /// A scheduled event. `key` packs (time, insertion sequence) into one integer, time in the

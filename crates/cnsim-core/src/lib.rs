@@ -14,6 +14,8 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
+#[cfg(test)]
+mod testkit;
 pub mod time;
 pub mod traffic;
 
@@ -30,7 +32,7 @@ pub fn run_toml(
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Report, ConfigError> {
     let scenario = resolve(text, overrides, seed)?;
-    Ok(Simulation::new(scenario)?.run(progress))
+    Ok(Report::new(Simulation::new(scenario)?.run(progress)))
 }
 
 /// Parses and validates a scenario with overrides and an optional seed; relative file paths

@@ -86,7 +86,7 @@ fn run<'py>(
             }
         })
     };
-    let report = py.allow_threads(|| sim.run(&mut report_progress));
+    let report = py.allow_threads(|| cnsim_core::Report::new(sim.run(&mut report_progress)));
     if let Some(e) = failure {
         return Err(e);
     }

@@ -269,6 +269,38 @@ mod tests {
     }
 
     #[test]
+    fn max_pause_is_65535_quanta_of_512_bit_times_at_the_line_rate() {
+        // 65535 x 512 bit x 100 ps = 3,355,392,000 ps at 10 Gb/s; 10x that at 1 Gb/s.
+        for (rate, want_ps) in [(G10, 3_355_392_000u64), (1e9, 33_553_920_000)] {
+            let mut lane = PauseLane::default();
+            let t0 = SimTime::from_micros(7);
+            lane.receive(u16::MAX, rate, t0);
+            let until = t0 + SimTime(want_ps);
+            assert_eq!(lane.paused_until(), until, "rate {rate}");
+            assert!(lane.is_paused(t0) && lane.is_paused(until - SimTime(1)));
+            assert!(
+                !lane.is_paused(until),
+                "the pause ends exactly at the timer"
+            );
+        }
+    }
+
+    #[test]
+    fn a_new_pause_replaces_the_timer_rather_than_extending_it() {
+        let us = |x: f64| SimTime::from_secs_f64(x * 1e-6);
+        let mut lane = PauseLane::default();
+        // A shorter pause replaces a longer one (it is not max(old, new)): XOFF(65535) at
+        // 10 us, XOFF(10) at 11 us -> ends at 11 us + 512 ns.
+        lane.receive(u16::MAX, G10, us(10.0));
+        lane.receive(10, G10, us(11.0));
+        assert_eq!(lane.paused_until(), us(11.512));
+        // A longer one extends: XOFF(10) at 20 us, XOFF(100) at 20.2 us -> ends at 25.32 us.
+        lane.receive(10, G10, us(20.0));
+        lane.receive(100, G10, us(20.2));
+        assert_eq!(lane.paused_until(), us(25.32));
+    }
+
+    #[test]
     fn a_renewed_pause_rearms_the_pending_timer() {
         let mut lane = PauseLane::default();
         // 1 quantum at 10 Gb/s = 51.2 ns; 2 quanta renewed at 51.0 ns end at 153.4 ns.

@@ -18,6 +18,8 @@
 
 mod limiter;
 mod nic;
+#[cfg(test)]
+mod pause_tests;
 mod receiver;
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use crate::engine::EventKind;
 use crate::engine::EventQueue;
 use crate::net::frame::{Frame, Payload};
 use crate::rng::{stream, StreamKind};
-use crate::stats::Counters;
+use crate::sim::Network;
 use crate::time::{serialization_time, TxTimer};
 
 /// A host on a 10 Gb/s link.
@@ -16,33 +16,10 @@ fn plain_host() -> Host {
     Host::new(0, "h".into(), port, stream(1, StreamKind::ReactionPoint, 0))
 }
 
-/// What a host's calls need besides the host: the clock, counters, flows and the scheme.
-struct World {
-    q: EventQueue,
-    counters: Counters,
-    flows: crate::flows::FlowTable,
-    scheme: Scheme,
-}
-
-impl World {
-    fn new(scheme: Scheme) -> World {
-        World {
-            q: EventQueue::new(),
-            counters: Counters::default(),
-            flows: crate::flows::FlowTable::default(),
-            scheme,
-        }
-    }
-
-    fn ctx(&mut self) -> Ctx<'_> {
-        Ctx {
-            q: &mut self.q,
-            counters: &mut self.counters,
-            flows: &mut self.flows,
-            scheme: &self.scheme,
-            control_bytes: 64,
-        }
-    }
+/// What a host's calls need besides the host: the clock, counters, flows and the scheme (a
+/// network without elements).
+fn world(scheme: Scheme) -> Network {
+    Network::new(Vec::new(), crate::flows::FlowTable::default(), scheme, 64)
 }
 
 fn cnm(qfb: u8) -> Frame {
@@ -65,8 +42,8 @@ fn newest_ticket(q: &mut EventQueue) -> u32 {
 #[test]
 fn stale_timer_of_a_released_limiter_is_ignored() {
     let mut host = plain_host();
-    let mut world = World::new(Scheme::Qcn(QcnParams::default()));
-    let mut ctx = world.ctx();
+    let mut world = world(Scheme::Qcn(QcnParams::default()));
+    let (_, mut ctx) = world.ctx();
     host.receive(0, cnm(63), &mut ctx);
     // Release the first limiter as reaching line rate would, then install a second one.
     let slot = host.voq_slot[&1] as usize;
@@ -99,8 +76,8 @@ fn stale_timer_of_a_released_limiter_is_ignored() {
 #[test]
 fn a_frame_after_a_pause_rearms_the_limiter_timer() {
     let mut host = plain_host();
-    let mut world = World::new(Scheme::Qcn(QcnParams::default()));
-    let mut ctx = world.ctx();
+    let mut world = world(Scheme::Qcn(QcnParams::default()));
+    let (_, mut ctx) = world.ctx();
     host.receive(0, cnm(63), &mut ctx);
     host.set_saturating(0, 1, Some(1500), 0, &mut ctx);
     let timer_generation = |host: &Host| {
@@ -144,8 +121,8 @@ fn run_wakes(host: &mut Host, ctx: &mut Ctx) {
 #[test]
 fn a_lone_voq_is_served_and_leaves_the_ring() {
     let mut host = plain_host();
-    let mut world = World::new(Scheme::None);
-    let mut ctx = world.ctx();
+    let mut world = world(Scheme::None);
+    let (_, mut ctx) = world.ctx();
     let frame = |ctx: &Ctx| Frame::data(0, 1, 1500, ctx.q.now());
     host.enqueue_generated(0, frame(&ctx), &mut ctx);
     host.enqueue_generated(0, frame(&ctx), &mut ctx);
@@ -211,11 +188,11 @@ fn pacing_timer_equals_serialization_time() {
 /// token bucket of `bucket_bytes` (seed 004: a paused RP keeps adding tokens at CR).
 fn burst_after_wait(bucket_bytes: f64) -> usize {
     let mut host = plain_host();
-    let mut world = World::new(Scheme::Qcn(QcnParams {
+    let mut world = world(Scheme::Qcn(QcnParams {
         rp_bucket_bytes: bucket_bytes,
         ..QcnParams::default()
     }));
-    let mut ctx = world.ctx();
+    let (_, mut ctx) = world.ctx();
     host.receive(0, cnm(63), &mut ctx);
     let slot = host.voq_slot[&1];
     host.voqs[slot as usize].saturating_frame_bytes = Some(1500);
