@@ -18,13 +18,13 @@ use crate::time::SimTime;
 /// An action a test schedules: it gets the network at its time.
 type Action = Box<dyn FnOnce(&mut Network)>;
 
-pub struct TestNet {
-    pub net: Network,
+pub(crate) struct TestNet {
+    pub(crate) net: Network,
     actions: Vec<Option<Action>>,
 }
 
 impl TestNet {
-    pub fn new(nodes: Vec<Node>, scheme: Scheme) -> TestNet {
+    pub(crate) fn new(nodes: Vec<Node>, scheme: Scheme) -> TestNet {
         TestNet {
             net: Network::new(nodes, FlowTable::default(), scheme, 64),
             actions: Vec::new(),
@@ -32,7 +32,7 @@ impl TestNet {
     }
 
     /// Two hosts, "a" (node 0) and "b" (node 1), joined by a 10 Gb/s link of 1 us each way.
-    pub fn two_hosts(scheme: Scheme) -> TestNet {
+    pub(crate) fn two_hosts(scheme: Scheme) -> TestNet {
         let host = |id: u32, name: &str, peer: u32| {
             let port = Port::new(
                 format!("{name}->peer"),
@@ -48,12 +48,12 @@ impl TestNet {
     }
 
     /// What an element call needs besides the element.
-    pub fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
+    pub(crate) fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
         self.net.ctx()
     }
 
     /// Host `node` of the network.
-    pub fn host(&mut self, node: usize) -> &mut Host {
+    pub(crate) fn host(&mut self, node: usize) -> &mut Host {
         match &mut self.net.nodes[node] {
             Node::Host(h) => h,
             Node::Switch(_) => panic!("node {node} is a switch"),
@@ -61,14 +61,14 @@ impl TestNet {
     }
 
     /// Runs `action` at time `at` (before any event scheduled later for that time).
-    pub fn at(&mut self, at: SimTime, action: impl FnOnce(&mut Network) + 'static) {
+    pub(crate) fn at(&mut self, at: SimTime, action: impl FnOnce(&mut Network) + 'static) {
         let n = self.actions.len() as u32;
         self.actions.push(Some(Box::new(action)));
         self.net.q.schedule(at, EventKind::Test(n));
     }
 
     /// At `at`, `frame` reaches node `node` on its port `port` from the link.
-    pub fn deliver_at(&mut self, at: SimTime, node: u32, port: u16, frame: Frame) {
+    pub(crate) fn deliver_at(&mut self, at: SimTime, node: u32, port: u16, frame: Frame) {
         self.at(at, move |net| {
             let (nodes, mut ctx) = net.ctx();
             nodes[node as usize].receive(node, port, frame, &mut ctx);
@@ -76,7 +76,7 @@ impl TestNet {
     }
 
     /// Runs the network up to `end`, showing `watch` every event before it is dispatched.
-    pub fn run_until(&mut self, end: SimTime, mut watch: impl FnMut(&Network, &EventKind)) {
+    pub(crate) fn run_until(&mut self, end: SimTime, mut watch: impl FnMut(&Network, &EventKind)) {
         while let Some(ev) = self.net.q.pop_until(end) {
             watch(&self.net, &ev);
             match ev {

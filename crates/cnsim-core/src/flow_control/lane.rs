@@ -24,27 +24,27 @@ use crate::time::{pause_quanta_time, SimTime};
 /// Which lane of a port: 802.3x's (all data) or one PFC class's. One byte, so events that name
 /// a lane stay 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lane(u8);
+pub(crate) struct Lane(u8);
 
 impl Lane {
     /// IEEE 802.3x PAUSE: the whole link.
-    pub const LINK: Lane = Lane(u8::MAX);
+    pub(crate) const LINK: Lane = Lane(u8::MAX);
 
     /// IEEE 802.1Qbb PFC for priority class `class` (0..8).
-    pub fn class(class: usize) -> Lane {
+    pub(crate) fn class(class: usize) -> Lane {
         debug_assert!(class < 8, "PFC class {class}");
         Lane(class as u8)
     }
 
     /// The PFC class, or None for the 802.3x lane.
-    pub fn pfc_class(self) -> Option<usize> {
+    pub(crate) fn pfc_class(self) -> Option<usize> {
         (self != Lane::LINK).then_some(self.0 as usize)
     }
 }
 
 /// Hysteresis of a watermark pair: a condition that is on stays on until the level falls below
 /// `xon`; one that is off turns on when the level rises above `xoff`.
-pub fn hysteresis(on: bool, level: u64, xoff_bytes: u64, xon_bytes: u64) -> bool {
+pub(crate) fn hysteresis(on: bool, level: u64, xoff_bytes: u64, xon_bytes: u64) -> bool {
     if on {
         level >= xon_bytes
     } else {
@@ -54,7 +54,7 @@ pub fn hysteresis(on: bool, level: u64, xoff_bytes: u64, xon_bytes: u64) -> bool
 
 /// What a lane's timer event means when it fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Expiry {
+pub(crate) enum Expiry {
     /// A newer event replaced this one.
     Stale,
     /// The pause was renewed: fire again at this time.
@@ -66,15 +66,15 @@ pub enum Expiry {
 /// A PAUSE/PFC frame the lane asks its port to send to the peer, and the time of the refresh
 /// event to schedule with it (None when one is pending or on XON).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PauseFrame {
+pub(crate) struct PauseFrame {
     /// pause_time in quanta; 0 = XON.
-    pub quanta: u16,
-    pub refresh_at: Option<SimTime>,
+    pub(crate) quanta: u16,
+    pub(crate) refresh_at: Option<SimTime>,
 }
 
 /// What a lane's refresh event asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refresh {
+pub(crate) enum Refresh {
     /// The XOFF was withdrawn since: nothing to do.
     Idle,
     /// The XOFF was re-sent since: fire again at this time.
@@ -84,7 +84,7 @@ pub enum Refresh {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct PauseLane {
+pub(crate) struct PauseLane {
     /// Held by the peer: the lane's data may not start before this time.
     paused_until: SimTime,
     /// The pending expiry event that counts, if any.
@@ -104,7 +104,12 @@ pub struct PauseLane {
 impl PauseLane {
     /// A PAUSE/PFC frame from the peer arrived. Returns the time of an expiry event the port
     /// must schedule (None when one is already pending by then, or on XON).
-    pub fn receive(&mut self, quanta: u16, line_rate_bps: f64, now: SimTime) -> Option<SimTime> {
+    pub(crate) fn receive(
+        &mut self,
+        quanta: u16,
+        line_rate_bps: f64,
+        now: SimTime,
+    ) -> Option<SimTime> {
         self.frames_received += 1;
         if quanta == 0 {
             self.paused_until = now;
@@ -123,7 +128,7 @@ impl PauseLane {
     }
 
     /// An expiry event fired at `now`.
-    pub fn on_expire(&mut self, now: SimTime) -> Expiry {
+    pub(crate) fn on_expire(&mut self, now: SimTime) -> Expiry {
         if self.timer_at != Some(now) {
             return Expiry::Stale;
         }
@@ -144,16 +149,17 @@ impl PauseLane {
     }
 
     #[inline]
-    pub fn is_paused(&self, now: SimTime) -> bool {
+    pub(crate) fn is_paused(&self, now: SimTime) -> bool {
         now < self.paused_until
     }
 
-    pub fn paused_until(&self) -> SimTime {
+    #[cfg(test)]
+    pub(crate) fn paused_until(&self) -> SimTime {
         self.paused_until
     }
 
     /// Time paused so far, including a pause still running at `now`.
-    pub fn paused_time(&self, now: SimTime) -> SimTime {
+    pub(crate) fn paused_time(&self, now: SimTime) -> SimTime {
         let running = self
             .paused_since
             .map_or(SimTime::ZERO, |s| now.saturating_sub(s));
@@ -161,23 +167,23 @@ impl PauseLane {
     }
 
     /// PAUSE/PFC frames (XOFF and XON) received from the peer.
-    pub fn frames_received(&self) -> u64 {
+    pub(crate) fn frames_received(&self) -> u64 {
         self.frames_received
     }
 
     /// This node holds the peer (XOFF outstanding).
-    pub fn xoff_sent(&self) -> bool {
+    pub(crate) fn xoff_sent(&self) -> bool {
         self.xoff_sent
     }
 
     /// XOFF frames sent (refreshes included) and XON frames sent.
-    pub fn frames_sent(&self) -> (u64, u64) {
+    pub(crate) fn frames_sent(&self) -> (u64, u64) {
         (self.xoff_frames_sent, self.xon_frames_sent)
     }
 
     /// The trigger wants the peer paused (`want`) or not. Returns the frame to send when that
     /// changes the lane's state.
-    pub fn set_xoff(
+    pub(crate) fn set_xoff(
         &mut self,
         want: bool,
         quanta: u16,
@@ -199,7 +205,7 @@ impl PauseLane {
     }
 
     /// The refresh event fired: re-send XOFF when it is due, or re-arm for a later due time.
-    pub fn on_refresh(&mut self, quanta: u16, line_rate_bps: f64, now: SimTime) -> Refresh {
+    pub(crate) fn on_refresh(&mut self, quanta: u16, line_rate_bps: f64, now: SimTime) -> Refresh {
         self.refresh_pending = false;
         if !self.xoff_sent {
             return Refresh::Idle;

@@ -5,7 +5,7 @@
 //! triggers that decide when to pause the peer live with the element whose buffer they watch
 //! (`net/switch_pause.rs`, `net/switch_pfc.rs`, the host's receiver).
 
-pub mod lane;
-pub mod pfc;
+pub(crate) mod lane;
+pub(crate) mod pfc;
 
-pub use lane::{hysteresis, Lane};
+pub(crate) use lane::{hysteresis, Lane};

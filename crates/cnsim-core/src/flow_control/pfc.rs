@@ -9,7 +9,7 @@ use crate::scenario::N_CLASSES;
 use crate::time::SimTime;
 
 #[derive(Clone, Debug, Default)]
-pub struct ClassLanes {
+pub(crate) struct ClassLanes {
     lanes: [PauseLane; N_CLASSES],
     /// Classes with a pause that may still run (bit c): the others need no time comparison.
     maybe_paused: u8,
@@ -17,7 +17,7 @@ pub struct ClassLanes {
 
 impl ClassLanes {
     /// Classes paused at `now` (bit c = class c).
-    pub fn paused_mask(&self, now: SimTime) -> u8 {
+    pub(crate) fn paused_mask(&self, now: SimTime) -> u8 {
         let mut mask = 0;
         let mut bits = self.maybe_paused;
         while bits != 0 {
@@ -31,7 +31,7 @@ impl ClassLanes {
     }
 
     /// A PFC frame for `class` arrived: `PauseLane::receive` for that class.
-    pub fn receive(
+    pub(crate) fn receive(
         &mut self,
         class: usize,
         quanta: u16,
@@ -47,7 +47,7 @@ impl ClassLanes {
     }
 
     /// Class `class`'s expiry event fired at `now`.
-    pub fn on_expire(&mut self, class: usize, now: SimTime) -> Expiry {
+    pub(crate) fn on_expire(&mut self, class: usize, now: SimTime) -> Expiry {
         let expiry = self.lanes[class].on_expire(now);
         if expiry == Expiry::Expired {
             self.maybe_paused &= !(1 << class);
@@ -55,13 +55,13 @@ impl ClassLanes {
         expiry
     }
 
-    pub fn lane(&self, class: usize) -> &PauseLane {
+    pub(crate) fn lane(&self, class: usize) -> &PauseLane {
         &self.lanes[class]
     }
 
     /// For the trigger side (XOFF/XON towards the peer); the held side goes through `receive`
     /// and `on_expire`, which keep the paused-class mask.
-    pub fn lane_mut(&mut self, class: usize) -> &mut PauseLane {
+    pub(crate) fn lane_mut(&mut self, class: usize) -> &mut PauseLane {
         &mut self.lanes[class]
     }
 }

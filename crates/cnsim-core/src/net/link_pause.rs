@@ -24,7 +24,7 @@ impl Port {
     }
 
     /// This node holds the peer on `lane` (XOFF outstanding).
-    pub fn holds_peer(&self, lane: Lane) -> bool {
+    pub(crate) fn holds_peer(&self, lane: Lane) -> bool {
         match lane.pfc_class() {
             None => self.pause.xoff_sent(),
             Some(class) => self.pfc.as_ref().is_some_and(|l| l.lane(class).xoff_sent()),
@@ -34,7 +34,7 @@ impl Port {
     /// A PAUSE (`Lane::LINK`) or PFC frame from the peer arrived on this port, port `at.1` of
     /// node `at.0`: the lane's new timer, and its expiry event when one is needed. Quanta are
     /// 512 bit times at the line rate, whatever rate a schedule has set.
-    pub fn receive_pause_frame(
+    pub(crate) fn receive_pause_frame(
         &mut self,
         lane: Lane,
         quanta: u16,
@@ -55,7 +55,12 @@ impl Port {
 
     /// The lane's expiry event fired: re-arms it when the pause was renewed. Returns true when
     /// the lane's data may flow again.
-    pub fn on_pause_expire(&mut self, lane: Lane, at: (NodeIdx, PortIdx), ctx: &mut Ctx) -> bool {
+    pub(crate) fn on_pause_expire(
+        &mut self,
+        lane: Lane,
+        at: (NodeIdx, PortIdx),
+        ctx: &mut Ctx,
+    ) -> bool {
         let now = ctx.q.now();
         let expiry = match lane.pfc_class() {
             None => self.pause.on_expire(now),
@@ -73,7 +78,7 @@ impl Port {
 
     /// The node's trigger wants the peer held on `lane` (`want`) or not. Returns true when an
     /// XOFF/XON frame was queued.
-    pub fn hold_peer(
+    pub(crate) fn hold_peer(
         &mut self,
         lane: Lane,
         want: bool,
@@ -93,7 +98,7 @@ impl Port {
     }
 
     /// The lane's refresh event fired. Returns true when an XOFF frame was queued.
-    pub fn on_pause_refresh(
+    pub(crate) fn on_pause_refresh(
         &mut self,
         lane: Lane,
         quanta: u16,

@@ -2,15 +2,15 @@
 //! source -> host VOQ -> host port -> pipe -> switch (buffer, output queue) -> port -> pipe ->
 //! ... -> host receiver (sink).
 
-pub mod forwarding;
-pub mod frame;
-pub mod host;
-pub mod link_pause;
-pub mod port;
-pub mod scheduler;
-pub mod switch;
-pub mod switch_pause;
-pub mod switch_pfc;
+pub(crate) mod forwarding;
+pub(crate) mod frame;
+pub(crate) mod host;
+pub(crate) mod link_pause;
+pub(crate) mod port;
+pub(crate) mod scheduler;
+pub(crate) mod switch;
+pub(crate) mod switch_pause;
+pub(crate) mod switch_pfc;
 
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
@@ -24,43 +24,43 @@ use switch::Switch;
 
 /// What an element may touch besides itself: the clock/event queue, global counters and the
 /// flow records.
-pub struct Ctx<'a> {
-    pub q: &'a mut EventQueue,
-    pub counters: &'a mut Counters,
-    pub flows: &'a mut FlowTable,
-    pub scheme: &'a Scheme,
-    pub control_bytes: u32,
+pub(crate) struct Ctx<'a> {
+    pub(crate) q: &'a mut EventQueue,
+    pub(crate) counters: &'a mut Counters,
+    pub(crate) flows: &'a mut FlowTable,
+    pub(crate) scheme: &'a Scheme,
+    pub(crate) control_bytes: u32,
 }
 
 impl Ctx<'_> {
     /// Counts a data frame lost at `place`, against its flow too.
-    pub fn drop_frame(&mut self, place: DropPlace, frame: &Frame) {
+    pub(crate) fn drop_frame(&mut self, place: DropPlace, frame: &Frame) {
         self.counters.drop(place);
         self.flows.on_dropped(frame);
     }
 }
 
-pub enum Node {
+pub(crate) enum Node {
     Host(Box<Host>),
     Switch(Box<Switch>),
 }
 
 impl Node {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Node::Host(h) => &h.name,
             Node::Switch(s) => &s.name,
         }
     }
 
-    pub fn ports(&self) -> &[Port] {
+    pub(crate) fn ports(&self) -> &[Port] {
         match self {
             Node::Host(h) => std::slice::from_ref(&h.port),
             Node::Switch(s) => &s.ports,
         }
     }
 
-    pub fn port_mut(&mut self, p: PortIdx) -> &mut Port {
+    pub(crate) fn port_mut(&mut self, p: PortIdx) -> &mut Port {
         match self {
             Node::Host(h) => &mut h.port,
             Node::Switch(s) => &mut s.ports[p as usize],
@@ -68,7 +68,7 @@ impl Node {
     }
 
     /// Starts the next frame on port `p` if it is idle and has something it may send.
-    pub fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
+    pub(crate) fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
         match self {
             Node::Host(h) => h.try_transmit(me, ctx),
             Node::Switch(s) => s.try_transmit(me, p, ctx),
@@ -76,7 +76,7 @@ impl Node {
     }
 
     /// A frame arrived on port `p` from the link.
-    pub fn receive(&mut self, me: NodeIdx, p: PortIdx, frame: Frame, ctx: &mut Ctx) {
+    pub(crate) fn receive(&mut self, me: NodeIdx, p: PortIdx, frame: Frame, ctx: &mut Ctx) {
         match self {
             Node::Host(h) => h.receive(me, frame, ctx),
             Node::Switch(s) => s.receive(me, p, frame, ctx),
@@ -84,7 +84,7 @@ impl Node {
     }
 
     /// The peer's pause on `lane` of port `p` may have ended (`EventKind::PauseExpire`).
-    pub fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
+    pub(crate) fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
         match self {
             Node::Host(h) => h.on_pause_expire(me, lane, ctx),
             Node::Switch(s) => s.on_pause_expire(me, p, lane, ctx),
@@ -93,7 +93,7 @@ impl Node {
 
     /// Re-send XOFF on `lane` of port `p` while this node still holds the peer
     /// (`EventKind::PauseRefresh`).
-    pub fn on_pause_refresh(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
+    pub(crate) fn on_pause_refresh(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
         let quanta = match self {
             Node::Host(h) => h.pause_quanta(lane),
             Node::Switch(s) => s.pause_quanta(lane),

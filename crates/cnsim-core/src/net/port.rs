@@ -13,35 +13,35 @@ use crate::net::scheduler::ClassQueues;
 use crate::time::{SimTime, TxTimer};
 
 #[derive(Clone, Debug, Default)]
-pub struct PortStats {
-    pub tx_frames: u64,
-    pub tx_bytes: u64,
-    pub data_tx_bytes: u64,
-    pub peak_queue_bytes: u64,
+pub(crate) struct PortStats {
+    pub(crate) tx_frames: u64,
+    pub(crate) tx_bytes: u64,
+    pub(crate) data_tx_bytes: u64,
+    pub(crate) peak_queue_bytes: u64,
     /// Peak since the report window opened (reset at the window's start).
-    pub window_peak_queue_bytes: u64,
+    pub(crate) window_peak_queue_bytes: u64,
     /// Integral of the data queue over time, in byte-picoseconds (for the mean queue).
-    pub queue_area: f64,
-    pub last_queue_change: SimTime,
-    pub dropped_frames: u64,
+    pub(crate) queue_area: f64,
+    pub(crate) last_queue_change: SimTime,
+    pub(crate) dropped_frames: u64,
 }
 
-pub struct Port {
+pub(crate) struct Port {
     /// "node->peer": how this port appears in outputs.
-    pub name: String,
-    pub peer_node: u32,
-    pub peer_port: u16,
+    pub(crate) name: String,
+    pub(crate) peer_node: u32,
+    pub(crate) peer_port: u16,
     /// Physical rate: PAUSE quanta are 512 bit times at this rate.
-    pub line_rate_bps: f64,
+    pub(crate) line_rate_bps: f64,
     /// Current service rate (a schedule may lower it below the line rate).
-    pub rate_bps: f64,
+    pub(crate) rate_bps: f64,
     /// One-way delay to the peer's processing: propagation + delay line + peer latency.
-    pub delay: SimTime,
-    pub wire_overhead_bytes: u32,
-    pub ctrl_q: VecDeque<Frame>,
+    pub(crate) delay: SimTime,
+    pub(crate) wire_overhead_bytes: u32,
+    pub(crate) ctrl_q: VecDeque<Frame>,
     /// Output queues of a switch, one per class (hosts keep their data in VOQs instead).
-    pub data_q: ClassQueues,
-    pub data_bytes: u64,
+    pub(crate) data_q: ClassQueues,
+    pub(crate) data_bytes: u64,
     /// The transmitter is serialising the pipe's last frame.
     transmitting: bool,
     /// Frames on the link with their arrival times, in order. A frame enters when its
@@ -50,16 +50,16 @@ pub struct Port {
     /// left (all but the last one while `transmitting`) have an arrival event.
     pipe: VecDeque<(SimTime, Frame)>,
     /// IEEE 802.3x PAUSE: the peer holding all data, and this node holding the peer.
-    pub pause: PauseLane,
+    pub(crate) pause: PauseLane,
     /// PFC's lanes, one per class; None until PFC touches the port.
-    pub pfc: Option<Box<ClassLanes>>,
-    pub stats: PortStats,
+    pub(crate) pfc: Option<Box<ClassLanes>>,
+    pub(crate) stats: PortStats,
     /// Serialisation times at `rate_bps` (a schedule may change it at any time).
     tx_timer: TxTimer,
 }
 
 impl Port {
-    pub fn new(
+    pub(crate) fn new(
         name: String,
         peer_node: u32,
         peer_port: u16,
@@ -86,23 +86,23 @@ impl Port {
         }
     }
 
-    pub fn is_busy(&self) -> bool {
+    pub(crate) fn is_busy(&self) -> bool {
         self.transmitting
     }
 
     /// 802.3x PAUSE from the peer holds all data.
     #[inline]
-    pub fn is_paused(&self, now: SimTime) -> bool {
+    pub(crate) fn is_paused(&self, now: SimTime) -> bool {
         self.pause.is_paused(now)
     }
 
     /// Classes PFC has paused at `now` (bit c = class c).
-    pub fn paused_classes(&self, now: SimTime) -> u8 {
+    pub(crate) fn paused_classes(&self, now: SimTime) -> u8 {
         self.pfc.as_ref().map_or(0, |p| p.paused_mask(now))
     }
 
     /// Starts sending `frame`; returns when its last bit leaves.
-    pub fn begin_tx(&mut self, frame: Frame, now: SimTime) -> SimTime {
+    pub(crate) fn begin_tx(&mut self, frame: Frame, now: SimTime) -> SimTime {
         debug_assert!(!self.transmitting, "{}: transmitter busy", self.name);
         let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
         let done = now + self.tx_timer.time(wire_bytes, self.rate_bps);
@@ -113,7 +113,7 @@ impl Port {
 
     /// The current frame has left: it enters the pipe. Returns `Some(arrival)` when the pipe
     /// was empty, i.e. the caller must schedule the pipe's next arrival.
-    pub fn end_tx(&mut self, now: SimTime) -> Option<SimTime> {
+    pub(crate) fn end_tx(&mut self, now: SimTime) -> Option<SimTime> {
         assert!(self.transmitting, "{}: TxDone on an idle port", self.name);
         self.transmitting = false;
         let (arrival, frame) = self
@@ -131,7 +131,7 @@ impl Port {
 
     /// The pipe's head frame reaches the peer: returns it, and the arrival time of the next
     /// frame when the caller must schedule it (it has left the transmitter).
-    pub fn pop_arrival(&mut self) -> (Frame, Option<SimTime>) {
+    pub(crate) fn pop_arrival(&mut self) -> (Frame, Option<SimTime>) {
         let (_, frame) = self.pipe.pop_front().expect("Arrive on an empty pipe");
         let next_has_left = !(self.transmitting && self.pipe.len() == 1);
         let next = self
@@ -143,7 +143,8 @@ impl Port {
     }
 
     /// The frame being serialised, if any.
-    pub fn sending(&self) -> Option<&Frame> {
+    #[cfg(test)]
+    pub(crate) fn sending(&self) -> Option<&Frame> {
         self.pipe
             .back()
             .filter(|_| self.transmitting)
@@ -151,7 +152,7 @@ impl Port {
     }
 
     /// The frame being serialised, to mark on its way out.
-    pub fn sending_mut(&mut self) -> Option<&mut Frame> {
+    pub(crate) fn sending_mut(&mut self) -> Option<&mut Frame> {
         let transmitting = self.transmitting;
         self.pipe
             .back_mut()
@@ -160,7 +161,7 @@ impl Port {
     }
 
     /// The frame that arrives next, if any is on the link or being sent.
-    pub fn pipe_head(&self) -> Option<&Frame> {
+    pub(crate) fn pipe_head(&self) -> Option<&Frame> {
         self.pipe.front().map(|(_, f)| f)
     }
 
@@ -168,13 +169,13 @@ impl Port {
     /// the port is free again at the returned time, when the caller decides what to send next.
     /// Saves the transmit-done event when nothing needs the port at that moment. Returns (end
     /// of transmission, `Some(arrival)` when the caller must schedule the pipe's next arrival).
-    pub fn send_whole(&mut self, frame: Frame, now: SimTime) -> (SimTime, Option<SimTime>) {
+    pub(crate) fn send_whole(&mut self, frame: Frame, now: SimTime) -> (SimTime, Option<SimTime>) {
         let done = self.begin_tx(frame, now);
         (done, self.end_tx(done))
     }
 
     /// Adds or removes `delta` bytes of data queue, keeping the peak and the time integral.
-    pub fn change_queue(&mut self, now: SimTime, added: bool, bytes: u64) {
+    pub(crate) fn change_queue(&mut self, now: SimTime, added: bool, bytes: u64) {
         let dt = (now - self.stats.last_queue_change).ps() as f64;
         self.stats.queue_area += self.data_bytes as f64 * dt;
         self.stats.last_queue_change = now;
@@ -189,7 +190,7 @@ impl Port {
     }
 
     /// Data frames held here: queued, being sent, or on the wire.
-    pub fn data_frames_held(&self) -> u64 {
+    pub(crate) fn data_frames_held(&self) -> u64 {
         // The frame being sent is already in the pipe.
         let piped = self.pipe.iter().filter(|(_, f)| f.is_data()).count() as u64;
         // Probes riding the data queue are not data.
@@ -198,7 +199,7 @@ impl Port {
     }
 
     /// Mean data queue from time 0 to `now`, in bytes.
-    pub fn mean_queue_bytes(&self, now: SimTime) -> f64 {
+    pub(crate) fn mean_queue_bytes(&self, now: SimTime) -> f64 {
         if now.ps() == 0 {
             return 0.0;
         }

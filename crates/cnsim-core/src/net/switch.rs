@@ -24,34 +24,34 @@ use crate::scenario::{PauseTrigger, SwitchPause, N_CLASSES};
 use crate::stats::DropPlace;
 
 #[derive(Clone, Copy, Debug, Default)]
-pub struct BufferLimits {
-    pub shared_bytes: Option<u64>,
-    pub output_bytes: Option<u64>,
-    pub input_bytes: Option<u64>,
+pub(crate) struct BufferLimits {
+    pub(crate) shared_bytes: Option<u64>,
+    pub(crate) output_bytes: Option<u64>,
+    pub(crate) input_bytes: Option<u64>,
 }
 
-pub struct Switch {
-    pub name: String,
-    pub ports: Vec<Port>,
+pub(crate) struct Switch {
+    pub(crate) name: String,
+    pub(crate) ports: Vec<Port>,
     /// Output port towards each host (indexed by host id).
-    pub route: Forwarding,
-    pub limits: BufferLimits,
-    pub memory_bytes: u64,
-    pub peak_memory_bytes: u64,
+    pub(crate) route: Forwarding,
+    pub(crate) limits: BufferLimits,
+    pub(crate) memory_bytes: u64,
+    pub(crate) peak_memory_bytes: u64,
     /// Bytes each input port has in the buffer.
-    pub ingress_bytes: Vec<u64>,
+    pub(crate) ingress_bytes: Vec<u64>,
     /// 802.3x PAUSE triggers (`switch_pause.rs`), made once the ports are attached.
     pause_cfg: Option<SwitchPause>,
-    pub pause: Option<PauseTriggers>,
+    pub(crate) pause: Option<PauseTriggers>,
     /// Congestion point of each output queue (None: CP detection off or no scheme).
-    pub cps: Vec<Option<CongestionPoint>>,
-    pub dropped_frames: u64,
+    pub(crate) cps: Vec<Option<CongestionPoint>>,
+    pub(crate) dropped_frames: u64,
     /// PFC ingress accounting and triggers (`[pfc]`).
-    pub pfc: Option<Box<SwitchPfc>>,
+    pub(crate) pfc: Option<Box<SwitchPfc>>,
 }
 
 impl Switch {
-    pub fn new(name: String, limits: BufferLimits, pause: Option<SwitchPause>) -> Switch {
+    pub(crate) fn new(name: String, limits: BufferLimits, pause: Option<SwitchPause>) -> Switch {
         Switch {
             name,
             ports: Vec::new(),
@@ -69,7 +69,7 @@ impl Switch {
     }
 
     /// Called once all ports are attached.
-    pub fn finish_ports(&mut self) {
+    pub(crate) fn finish_ports(&mut self) {
         let n = self.ports.len();
         self.ingress_bytes = vec![0; n];
         self.pause = (self.pause_cfg).map(|cfg| PauseTriggers::new(cfg, n));
@@ -77,14 +77,14 @@ impl Switch {
     }
 
     /// The pause_time of this switch's XOFF frames on `lane`.
-    pub fn pause_quanta(&self, lane: Lane) -> u16 {
+    pub(crate) fn pause_quanta(&self, lane: Lane) -> u16 {
         match lane.pfc_class() {
             None => self.pause_cfg.as_ref().map_or(u16::MAX, |p| p.quanta),
             Some(_) => self.pfc.as_ref().map_or(u16::MAX, |p| p.quanta),
         }
     }
 
-    pub fn receive(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
+    pub(crate) fn receive(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
         match frame.payload {
             Payload::Data => self.on_buffered(me, in_port, frame, ctx),
             Payload::Pause { quanta } => self.on_pause_frame(me, in_port, Lane::LINK, quanta, ctx),
@@ -112,7 +112,7 @@ impl Switch {
     }
 
     /// The peer's pause on `lane` of port `p` may have ended.
-    pub fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
+    pub(crate) fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
         if self.ports[p as usize].on_pause_expire(lane, (me, p), ctx) {
             self.try_transmit(me, p, ctx);
         }
@@ -227,7 +227,7 @@ impl Switch {
     /// Starts the next frame on port `p` if its transmitter is free. Inline: most calls (a
     /// frame queued behind one being sent) end at the first test, which then costs no call.
     #[inline]
-    pub fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
+    pub(crate) fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
         if !self.ports[p as usize].is_busy() {
             self.start_next(me, p, ctx);
         }
@@ -342,7 +342,7 @@ impl Switch {
         }
     }
 
-    pub fn data_frames_held(&self) -> u64 {
+    pub(crate) fn data_frames_held(&self) -> u64 {
         self.ports.iter().map(Port::data_frames_held).sum()
     }
 }

@@ -14,14 +14,14 @@ use crate::scenario::{PauseTrigger, SwitchPause};
 
 /// Which ports' wish may have changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reconsider {
+pub(crate) enum Reconsider {
     None,
     Port(usize),
     All,
 }
 
-pub struct PauseTriggers {
-    pub cfg: SwitchPause,
+pub(crate) struct PauseTriggers {
+    pub(crate) cfg: SwitchPause,
     global_over: bool,
     ingress_over: Vec<bool>,
     egress_over: Vec<bool>,
@@ -30,7 +30,7 @@ pub struct PauseTriggers {
 }
 
 impl PauseTriggers {
-    pub fn new(cfg: SwitchPause, n_ports: usize) -> PauseTriggers {
+    pub(crate) fn new(cfg: SwitchPause, n_ports: usize) -> PauseTriggers {
         PauseTriggers {
             cfg,
             global_over: false,
@@ -42,7 +42,7 @@ impl PauseTriggers {
     }
 
     /// Data arrived on `input`. True the first time: the port is an input from now on.
-    pub fn note_input(&mut self, input: usize) -> bool {
+    pub(crate) fn note_input(&mut self, input: usize) -> bool {
         !std::mem::replace(&mut self.active_input[input], true)
     }
 
@@ -51,7 +51,7 @@ impl PauseTriggers {
     /// the output's queue (egress). Inline: it runs on every enqueue and dequeue and most
     /// calls change nothing.
     #[inline]
-    pub fn update(&mut self, input: usize, output: usize, level_bytes: u64) -> Reconsider {
+    pub(crate) fn update(&mut self, input: usize, output: usize, level_bytes: u64) -> Reconsider {
         let (xoff, xon) = (self.cfg.xoff_bytes as u64, self.cfg.xon_bytes as u64);
         match self.cfg.trigger {
             PauseTrigger::Global => {
@@ -89,7 +89,7 @@ impl PauseTriggers {
     }
 
     /// Should the peer on port `p` be held?
-    pub fn wants_pause(&self, p: usize) -> bool {
+    pub(crate) fn wants_pause(&self, p: usize) -> bool {
         if !self.active_input[p] {
             return false;
         }

@@ -19,17 +19,17 @@ use crate::scenario::Scenario;
 use crate::stats::{HostCounters, Recorder, TimeSeries};
 use crate::time::SimTime;
 use crate::traffic::{Pattern, Source};
-pub use build::{RateTarget, WorkloadFacts};
-pub use network::Network;
+pub(crate) use build::{RateTarget, WorkloadFacts};
+pub(crate) use network::Network;
 
 /// Checks what only building the network can: every traffic pair has a route, every source a
 /// destination other than itself.
-pub fn check_buildable(scenario: &Scenario) -> Result<(), ConfigError> {
+pub(crate) fn check_buildable(scenario: &Scenario) -> Result<(), ConfigError> {
     build::build(scenario).map(|_| ())
 }
 
 /// The workload's flows and the host names they refer to, without running anything.
-pub fn workload_rows(
+pub(crate) fn workload_rows(
     scenario: &Scenario,
 ) -> Result<(Vec<crate::traffic::flows::FlowRow>, Vec<String>), ConfigError> {
     let built = build::build(scenario)?;
@@ -60,26 +60,26 @@ pub struct Simulation {
 
 /// Per-host counter differences over the report window.
 #[derive(Clone, Debug)]
-pub struct WindowCounters {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub per_host: Vec<HostCounters>,
+pub(crate) struct WindowCounters {
+    pub(crate) start_s: f64,
+    pub(crate) end_s: f64,
+    pub(crate) per_host: Vec<HostCounters>,
     /// (port name, peak queue within the window) for every switch port.
-    pub port_peak_queue_bytes: Vec<(String, u64)>,
+    pub(crate) port_peak_queue_bytes: Vec<(String, u64)>,
 }
 
 /// A run that has ended, as the report reads it.
 pub struct FinishedRun {
-    pub scenario: Scenario,
-    pub net: Network,
-    pub workload: WorkloadFacts,
-    pub series: TimeSeries,
-    pub window: Option<WindowCounters>,
-    pub wall_time_s: f64,
+    pub(crate) scenario: Scenario,
+    pub(crate) net: Network,
+    pub(crate) workload: WorkloadFacts,
+    pub(crate) series: TimeSeries,
+    pub(crate) window: Option<WindowCounters>,
+    pub(crate) wall_time_s: f64,
     /// The time the run covers: the end time, or where an interrupted run stopped.
-    pub simulated_until: SimTime,
+    pub(crate) simulated_until: SimTime,
     /// False when the progress callback stopped the run early.
-    pub completed: bool,
+    pub(crate) completed: bool,
 }
 
 impl Simulation {

@@ -11,18 +11,23 @@ use crate::flows::FlowTable;
 use crate::net::{Ctx, Node};
 use crate::stats::{Counters, HostCounters};
 
-pub struct Network {
-    pub nodes: Vec<Node>,
-    pub q: EventQueue,
-    pub counters: Counters,
-    pub flows: FlowTable,
-    pub scheme: Scheme,
+pub(crate) struct Network {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) q: EventQueue,
+    pub(crate) counters: Counters,
+    pub(crate) flows: FlowTable,
+    pub(crate) scheme: Scheme,
     /// Size of PAUSE/PFC frames on the wire.
-    pub control_bytes: u32,
+    pub(crate) control_bytes: u32,
 }
 
 impl Network {
-    pub fn new(nodes: Vec<Node>, flows: FlowTable, scheme: Scheme, control_bytes: u32) -> Network {
+    pub(crate) fn new(
+        nodes: Vec<Node>,
+        flows: FlowTable,
+        scheme: Scheme,
+        control_bytes: u32,
+    ) -> Network {
         Network {
             nodes,
             q: EventQueue::new(),
@@ -34,7 +39,7 @@ impl Network {
     }
 
     /// The elements, and what they may touch besides themselves.
-    pub fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
+    pub(crate) fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
         (
             &mut self.nodes,
             Ctx {
@@ -50,7 +55,7 @@ impl Network {
     /// Hands an element event to the element it concerns. The run's own events (sources, flow
     /// starts, rate changes, probes, window marks) belong to its owner.
     #[inline]
-    pub fn dispatch(&mut self, ev: EventKind) {
+    pub(crate) fn dispatch(&mut self, ev: EventKind) {
         match ev {
             EventKind::TxDone { node, port } => self.on_tx_done(node, port),
             EventKind::Arrive { node, port } => self.on_arrive(node, port),
@@ -106,7 +111,7 @@ impl Network {
         nodes[peer as usize].receive(peer, peer_port, frame, &mut ctx);
     }
 
-    pub fn host_counters(&self) -> Vec<HostCounters> {
+    pub(crate) fn host_counters(&self) -> Vec<HostCounters> {
         self.nodes
             .iter()
             .filter_map(|n| match n {
@@ -117,7 +122,7 @@ impl Network {
     }
 
     /// Data frames inside the network (queues, transmitters, links, receivers) right now.
-    pub fn data_frames_in_flight(&self) -> u64 {
+    pub(crate) fn data_frames_in_flight(&self) -> u64 {
         self.nodes
             .iter()
             .map(|n| match n {

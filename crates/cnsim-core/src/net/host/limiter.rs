@@ -71,7 +71,7 @@ impl Host {
         );
     }
 
-    pub fn on_rp_timer(&mut self, me: NodeIdx, dst: u32, ticket: u32, ctx: &mut Ctx) {
+    pub(crate) fn on_rp_timer(&mut self, me: NodeIdx, dst: u32, ticket: u32, ctx: &mut Ctx) {
         let now = ctx.q.now();
         let Some(&slot) = self.voq_slot.get(&dst) else {
             return;
@@ -93,7 +93,7 @@ impl Host {
     }
 
     /// Seed 004's paused RP: limiters freeze their timers while the link is paused.
-    pub fn set_rate_limiters_paused(&mut self, paused: bool, now: SimTime) {
+    pub(crate) fn set_rate_limiters_paused(&mut self, paused: bool, now: SimTime) {
         if paused == self.rate_limiters_paused {
             return;
         }

@@ -38,15 +38,15 @@ use crate::scenario::FlowService;
 use crate::stats::HostCounters;
 use crate::time::SimTime;
 
-pub use receiver::{Receiver, ReceiverPfc};
-pub use voq::Voq;
+pub(crate) use receiver::{Receiver, ReceiverPfc};
+pub(crate) use voq::Voq;
 
-pub struct Host {
-    pub id: HostId,
-    pub name: String,
-    pub port: Port,
+pub(crate) struct Host {
+    pub(crate) id: HostId,
+    pub(crate) name: String,
+    pub(crate) port: Port,
     /// VOQ slots; `voq_slot` maps a destination to its slot, freed slots are reused.
-    pub voqs: Vec<Voq>,
+    pub(crate) voqs: Vec<Voq>,
     voq_slot: FxHashMap<HostId, u32>,
     free_slots: Vec<u32>,
     /// Round-robin order of the slots with work.
@@ -54,24 +54,24 @@ pub struct Host {
     /// Counts the RP timer events this host scheduled; an event carries its count, so one left
     /// over from a released limiter never fires on a later one.
     timer_ticket: u32,
-    pub flow_service: FlowService,
-    pub nic_bytes: u64,
-    pub nic_limit_bytes: Option<u64>,
+    pub(crate) flow_service: FlowService,
+    pub(crate) nic_bytes: u64,
+    pub(crate) nic_limit_bytes: Option<u64>,
     wake_generation: u32,
     wake_at: SimTime,
     /// The NIC finishes its current frame at this time (frames are handed to the link whole).
     free_at: SimTime,
-    pub rx: Receiver,
-    pub counters: HostCounters,
+    pub(crate) rx: Receiver,
+    pub(crate) counters: HostCounters,
     /// Randomness of this host's reaction points.
-    pub rng: SimRng,
+    pub(crate) rng: SimRng,
     rate_limiters_paused: bool,
     /// The scheme's notification point, if it has one.
-    pub np: Option<NotificationPoint>,
+    pub(crate) np: Option<NotificationPoint>,
 }
 
 impl Host {
-    pub fn new(id: HostId, name: String, port: Port, rng: SimRng) -> Host {
+    pub(crate) fn new(id: HostId, name: String, port: Port, rng: SimRng) -> Host {
         Host {
             id,
             name,
@@ -96,7 +96,7 @@ impl Host {
     }
 
     /// Data frames held by this host: queued to send, on its link, or in its receiver.
-    pub fn data_frames_held(&self) -> u64 {
+    pub(crate) fn data_frames_held(&self) -> u64 {
         let queued: u64 = self.voqs.iter().map(|v| v.frames.len() as u64).sum();
         queued + self.port.data_frames_held() + self.rx.queue.len() as u64
     }

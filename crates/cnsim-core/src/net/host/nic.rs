@@ -14,7 +14,7 @@ impl Host {
     /// The NIC scheduler: control frames first, then (unless paused) the next VOQ in round-robin
     /// order whose limiter allows a frame. One wake-up event per decision: at the end of the
     /// frame, or later when every queue with work is held by its limiter.
-    pub fn try_transmit(&mut self, me: NodeIdx, ctx: &mut Ctx) {
+    pub(crate) fn try_transmit(&mut self, me: NodeIdx, ctx: &mut Ctx) {
         let now = ctx.q.now();
         if now < self.free_at {
             self.wake(me, self.free_at, ctx);
@@ -149,7 +149,7 @@ impl Host {
         }
     }
 
-    pub fn on_wake(&mut self, me: NodeIdx, generation: u32, ctx: &mut Ctx) {
+    pub(crate) fn on_wake(&mut self, me: NodeIdx, generation: u32, ctx: &mut Ctx) {
         if generation == self.wake_generation {
             self.wake_at = SimTime::MAX;
             self.try_transmit(me, ctx);

@@ -16,29 +16,29 @@ use crate::time::serialization_time;
 /// PFC sent by a host's receive side (`[pfc] host_rx`): bytes per class in the receive queue
 /// against static thresholds.
 #[derive(Clone, Debug, Default)]
-pub struct ReceiverPfc {
-    pub lossless_mask: u8,
-    pub xoff_bytes: u64,
-    pub xon_bytes: u64,
-    pub quanta: u16,
-    pub class_bytes: [u64; N_CLASSES],
+pub(crate) struct ReceiverPfc {
+    pub(crate) lossless_mask: u8,
+    pub(crate) xoff_bytes: u64,
+    pub(crate) xon_bytes: u64,
+    pub(crate) quanta: u16,
+    pub(crate) class_bytes: [u64; N_CLASSES],
 }
 
 /// The sink: a FIFO served at `rate_bps` (None = absorbs at arrival).
 #[derive(Default)]
-pub struct Receiver {
-    pub rate_bps: Option<f64>,
-    pub queue: VecDeque<Frame>,
-    pub bytes: u64,
-    pub peak_bytes: u64,
-    pub busy: bool,
-    pub limit_bytes: Option<u64>,
-    pub pause: Option<Watermarks>,
-    pub pfc: Option<Box<ReceiverPfc>>,
+pub(crate) struct Receiver {
+    pub(crate) rate_bps: Option<f64>,
+    pub(crate) queue: VecDeque<Frame>,
+    pub(crate) bytes: u64,
+    pub(crate) peak_bytes: u64,
+    pub(crate) busy: bool,
+    pub(crate) limit_bytes: Option<u64>,
+    pub(crate) pause: Option<Watermarks>,
+    pub(crate) pfc: Option<Box<ReceiverPfc>>,
 }
 
 impl Host {
-    pub fn receive(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
+    pub(crate) fn receive(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
         match frame.payload {
             Payload::Data => {
                 self.notify(me, &frame, ctx);
@@ -93,7 +93,7 @@ impl Host {
     }
 
     /// The pause on `lane` may have ended (`EventKind::PauseExpire`).
-    pub fn on_pause_expire(&mut self, me: NodeIdx, lane: Lane, ctx: &mut Ctx) {
+    pub(crate) fn on_pause_expire(&mut self, me: NodeIdx, lane: Lane, ctx: &mut Ctx) {
         if !self.port.on_pause_expire(lane, (me, 0), ctx) {
             return;
         }
@@ -136,7 +136,7 @@ impl Host {
         );
     }
 
-    pub fn on_rx_done(&mut self, me: NodeIdx, ctx: &mut Ctx) {
+    pub(crate) fn on_rx_done(&mut self, me: NodeIdx, ctx: &mut Ctx) {
         let frame = self
             .rx
             .queue
@@ -165,7 +165,7 @@ impl Host {
     }
 
     /// The pause_time of this host's XOFF frames on `lane`.
-    pub fn pause_quanta(&self, lane: Lane) -> u16 {
+    pub(crate) fn pause_quanta(&self, lane: Lane) -> u16 {
         match lane.pfc_class() {
             None => self.rx.pause.as_ref().map_or(u16::MAX, |w| w.quanta),
             Some(_) => self.rx.pfc.as_ref().map_or(u16::MAX, |p| p.quanta),

@@ -15,27 +15,27 @@ use crate::time::{SimTime, TxTimer};
 /// keeps a VOQ only while it has work or a limiter (memory grows with active destinations, not
 /// with the number of hosts).
 #[derive(Default)]
-pub struct Voq {
-    pub dst: HostId,
-    pub frames: VecDeque<Frame>,
+pub(crate) struct Voq {
+    pub(crate) dst: HostId,
+    pub(crate) frames: VecDeque<Frame>,
     /// Flows waiting to send to `dst`, oldest first; the head one is being sent.
-    pub flows: VecDeque<FlowId>,
+    pub(crate) flows: VecDeque<FlowId>,
     /// Scheme messages riding the data queue towards `dst` (probes): sent first, unpaced.
-    pub own_frames: VecDeque<Frame>,
-    pub bytes: u64,
+    pub(crate) own_frames: VecDeque<Frame>,
+    pub(crate) bytes: u64,
     /// Boxed: a VOQ is made and recycled for every new destination, and most have no limiter;
     /// inline, the limiter tripled the VOQ and every recycle rewrote it (docs/performance.md).
-    pub limiter: Option<Box<Limiter>>,
+    pub(crate) limiter: Option<Box<Limiter>>,
     /// The limiter lets the next frame go at this time (rate x size of the previous frame).
-    pub next_allowed: SimTime,
+    pub(crate) next_allowed: SimTime,
     /// Pacing times at the limiter's rate: it changes once per byte-counter or timer cycle,
     /// not per frame, so most frames reuse the last one instead of dividing.
     pub(super) pace: TxTimer,
     /// A saturating source is attached: frames of this size are made on demand.
-    pub saturating_frame_bytes: Option<u32>,
+    pub(crate) saturating_frame_bytes: Option<u32>,
     /// 802.1Q class of the VOQ's work (that of the latest frame, flow or source added): PFC
     /// holds the whole VOQ while its class is paused.
-    pub priority: u8,
+    pub(crate) priority: u8,
     pub(super) in_ring: bool,
     /// The ticket of the event that counts, and the limiter timer generation it was set for.
     pub(super) timer_pending: Option<(u32, u32)>,
@@ -43,7 +43,7 @@ pub struct Voq {
     /// until the limiter changes again, sending a frame needs no new look. False in a new VOQ.
     pub(super) limiter_settled: bool,
     /// Probe entity id of the limiter ("host->dst"), interned on first use.
-    pub probe_entity: Option<u32>,
+    pub(crate) probe_entity: Option<u32>,
 }
 
 impl Voq {
@@ -122,7 +122,7 @@ impl Host {
     }
 
     /// The VOQ of `dst`, if the host has one.
-    pub fn voq(&self, dst: HostId) -> Option<&Voq> {
+    pub(crate) fn voq(&self, dst: HostId) -> Option<&Voq> {
         self.voq_slot.get(&dst).map(|&s| &self.voqs[s as usize])
     }
 
@@ -146,7 +146,7 @@ impl Host {
 
     /// A source made a frame for `frame.dst`: queue it, or drop it if the transmit buffer is
     /// full (at the RP if the flow is rate limited, else at the NIC).
-    pub fn enqueue_generated(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
+    pub(crate) fn enqueue_generated(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
         ctx.counters.generated += 1;
         self.counters.generated_frames += 1;
         self.counters.generated_bytes += frame.bytes as u64;
@@ -177,7 +177,7 @@ impl Host {
 
     /// Flow `id` to `dst` starts: it waits behind the VOQ's earlier flows. Its frames are cut
     /// when the VOQ is served (flows live in the application, not in the NIC buffer).
-    pub fn start_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
+    pub(crate) fn start_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
         let slot = self.slot_of(dst, ctx);
         let voq = &mut self.voqs[slot as usize];
         voq.priority = ctx.flows.flows[id as usize].row.priority;
@@ -187,7 +187,7 @@ impl Host {
     }
 
     /// Switches a saturating (always backlogged) source towards `dst` on or off.
-    pub fn set_saturating(
+    pub(crate) fn set_saturating(
         &mut self,
         me: NodeIdx,
         dst: u32,
