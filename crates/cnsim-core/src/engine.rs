@@ -19,35 +19,33 @@
 use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
 
+use crate::flow_control::Lane;
 use crate::time::SimTime;
 
 /// Index of a node (host or switch) in the simulation.
-pub type NodeIdx = u32;
+pub(crate) type NodeIdx = u32;
 /// Index of a port within its node.
-pub type PortIdx = u16;
+pub(crate) type PortIdx = u16;
 
 /// What happens. Payloads are element indices; the elements hold the state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
+pub(crate) enum EventKind {
     /// A port finished serialising its current frame.
     TxDone { node: NodeIdx, port: PortIdx },
     /// The head frame of a port's pipe reaches the far end of the link.
     Arrive { node: NodeIdx, port: PortIdx },
-    /// A PAUSE timer on this (sending) port may have ended.
-    PauseExpire { node: NodeIdx, port: PortIdx },
-    /// Re-send XOFF out of this port while the pause condition holds.
-    XoffRefresh { node: NodeIdx, port: PortIdx },
-    /// A PFC timer of one class on this (sending) port may have ended.
-    PfcExpire {
+    /// The peer's pause on one lane (802.3x, or one PFC class) of this sending port may have
+    /// ended.
+    PauseExpire {
         node: NodeIdx,
         port: PortIdx,
-        class: u8,
+        lane: Lane,
     },
-    /// Re-send a class's PFC XOFF out of this port while its condition holds.
-    PfcRefresh {
+    /// Re-send XOFF on one lane of this port while the condition holding the peer lasts.
+    PauseRefresh {
         node: NodeIdx,
         port: PortIdx,
-        class: u8,
+        lane: Lane,
     },
     /// A traffic source's next frame (or its start/stop for saturating sources).
     SourceArrival(u32),
@@ -69,6 +67,9 @@ pub enum EventKind {
     Probe,
     /// Start (0) or end (1) of the report window.
     WindowMark(u8),
+    /// The test kit's scheduled action `n` (`testkit.rs`); no run schedules it.
+    #[cfg(test)]
+    Test(u32),
 }
 
 /// A scheduled event. `key` packs (time, insertion sequence) into one integer, time in the
@@ -128,7 +129,7 @@ const FIRST_CAPACITY: usize = 4;
 /// `far_slot` when the far heap is empty: later than any slot.
 const NO_SLOT: u64 = u64::MAX;
 
-pub struct EventQueue {
+pub(crate) struct EventQueue {
     /// The slot whose bucket (`wheel[cur_slot & WHEEL_MASK]`) is the current run: every pending
     /// event of slot <= `cur_slot`, in ascending key order from `head` on (`..head` popped).
     /// All other pending events lie in later slots.
@@ -185,21 +186,22 @@ fn bucket_of(slot: u64) -> usize {
 }
 
 impl EventQueue {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn now(&self) -> SimTime {
+    pub(crate) fn now(&self) -> SimTime {
         self.now
     }
 
     /// Events popped so far.
-    pub fn processed(&self) -> u64 {
+    pub(crate) fn processed(&self) -> u64 {
         self.processed
     }
 
-    /// Events scheduled and not yet popped (walks the wheel: for tests and reports only).
-    pub fn pending(&self) -> usize {
+    /// Events scheduled and not yet popped (walks the wheel).
+    #[cfg(test)]
+    pub(crate) fn pending(&self) -> usize {
         let in_wheel: usize = self.wheel.iter().map(Vec::len).sum();
         in_wheel - self.head + self.far.len()
     }
@@ -209,7 +211,7 @@ impl EventQueue {
     /// Inlined: the common case (a later slot of the wheel whose bucket has room) is a push and
     /// a bit set; the rest is in `schedule_slow`.
     #[inline]
-    pub fn schedule(&mut self, at: SimTime, kind: EventKind) {
+    pub(crate) fn schedule(&mut self, at: SimTime, kind: EventKind) {
         debug_assert!(at >= self.now, "event scheduled in the past: {kind:?}");
         let ev = Scheduled::new(at, self.next_seq, kind);
         self.next_seq += 1;
@@ -229,7 +231,7 @@ impl EventQueue {
     }
 
     #[inline]
-    pub fn schedule_in(&mut self, delay: SimTime, kind: EventKind) {
+    pub(crate) fn schedule_in(&mut self, delay: SimTime, kind: EventKind) {
         self.schedule(self.now + delay, kind);
     }
 
@@ -389,7 +391,7 @@ impl EventQueue {
 
     /// The event `n` places after the next one to pop, if it is already in the current slot's
     /// sorted run (a hint: events scheduled meanwhile may come before it).
-    pub fn peek_ahead(&self, n: usize) -> Option<EventKind> {
+    pub(crate) fn peek_ahead(&self, n: usize) -> Option<EventKind> {
         self.wheel[bucket_of(self.cur_slot)]
             .get(self.head + n)
             .map(|e| e.kind)
@@ -397,7 +399,7 @@ impl EventQueue {
 
     /// Pops the next event at or before `end`, advancing the clock to it.
     #[inline]
-    pub fn pop_until(&mut self, end: SimTime) -> Option<EventKind> {
+    pub(crate) fn pop_until(&mut self, end: SimTime) -> Option<EventKind> {
         let ev = match self.wheel[bucket_of(self.cur_slot)].get(self.head) {
             Some(&ev) => ev,
             None => self.advance()?,

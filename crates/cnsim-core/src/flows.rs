@@ -233,7 +233,7 @@ pub struct FlowSummary {
 
 impl FlowSummary {
     /// None when the run has no flow workload.
-    pub fn new(r: &FlowRecords, w: &Workload) -> Option<FlowSummary> {
+    pub(crate) fn new(r: &FlowRecords, w: &Workload) -> Option<FlowSummary> {
         if r.flow_id.is_empty() && w.requested_load.is_none() {
             return None;
         }

@@ -1,26 +1,50 @@
 //! cnsim-core: a packet-level discrete-event simulator of data-center Ethernet congestion
-//! management (IEEE 802.3x PAUSE, 802.1Qau QCN, BCN/ECM).
+//! management (IEEE 802.3x PAUSE, 802.1Qbb PFC, 802.1Qau QCN, BCN/ECM, E2CM, DCQCN; flow
+//! workloads).
 //!
-//! Entry point: [`run_toml`] (or [`scenario::Scenario::from_toml`] + [`sim::Simulation`]).
+//! The public API is what the Python binding, the examples and the benches use:
+//! - [`run_toml`]: parse, validate and run a scenario, giving a [`Report`];
+//! - [`resolve`] / [`resolve_in`]: parse and validate only, giving a [`Scenario`] (every
+//!   default filled in; [`Scenario::to_toml`] prints it, [`Scenario::json_schema`] the format);
+//! - [`Simulation::new`] and [`Simulation::run`] (with a progress callback that may stop the
+//!   run), giving a [`FinishedRun`], and [`Report::new`] on it;
+//! - [`Report`]: the summary as JSON ([`Summary`] is its typed form and schema), the probe
+//!   [`TimeSeries`] and the [`FlowRecords`] as columns, the resolved scenario's TOML;
+//! - [`write_flow_trace`]: a workload's flows as a trace file;
+//! - [`METRICS`] (the probe metrics a plot may name) and [`limits`] (the bounds validation
+//!   enforces); errors are [`ConfigError`], naming the field.
+//!
+//! Everything else is private to the crate: the elements, the schemes and the event queue are
+//! reached only through a scenario.
 
 pub mod cc;
-pub mod engine;
-pub mod error;
-pub mod flow_control;
-pub mod flows;
-pub mod net;
-pub mod report;
-pub mod rng;
+pub(crate) mod engine;
+pub(crate) mod error;
+pub(crate) mod flow_control;
+pub(crate) mod flows;
+pub(crate) mod net;
+pub(crate) mod report;
+pub(crate) mod rng;
 pub mod scenario;
-pub mod sim;
+pub(crate) mod sim;
 pub mod stats;
-pub mod time;
-pub mod traffic;
+#[cfg(test)]
+mod testkit;
+pub(crate) mod time;
+pub(crate) mod traffic;
 
 pub use error::ConfigError;
-pub use report::Report;
-pub use scenario::Scenario;
-pub use sim::Simulation;
+pub use flows::FlowRecords;
+pub use report::{Report, Summary};
+pub use scenario::{Scenario, METRICS};
+pub use sim::{FinishedRun, Simulation};
+pub use stats::TimeSeries;
+
+/// The bounds that validation enforces on a scenario's numbers.
+pub mod limits {
+    pub use crate::scenario::{MAX_PORTS_PER_NODE, MIN_LOAD};
+    pub use crate::time::{MAX_RATE_BPS, MAX_TIME_S, MIN_RATE_BPS};
+}
 
 /// Parses, validates and runs a scenario. `seed` overrides the scenario's seed.
 pub fn run_toml(
@@ -30,7 +54,7 @@ pub fn run_toml(
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Report, ConfigError> {
     let scenario = resolve(text, overrides, seed)?;
-    Ok(Simulation::new(scenario)?.run(progress))
+    Ok(Report::new(Simulation::new(scenario)?.run(progress)))
 }
 
 /// Parses and validates a scenario with overrides and an optional seed; relative file paths

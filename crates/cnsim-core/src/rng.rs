@@ -8,22 +8,25 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// The generator every component uses.
-pub type SimRng = Xoshiro256PlusPlus;
+pub(crate) type SimRng = Xoshiro256PlusPlus;
 
 /// Stream kinds, so two components with the same index never share a stream.
 #[derive(Clone, Copy, Debug)]
 #[repr(u64)]
-pub enum StreamKind {
+pub(crate) enum StreamKind {
     Traffic = 1,
     CongestionPoint = 2,
     ReactionPoint = 3,
+    /// Streams for tests only (no component of a run draws from them).
+    #[cfg(test)]
     Destination = 4,
+    #[cfg(test)]
     Misc = 5,
     Flows = 6,
 }
 
 /// splitmix64 finaliser: a well-mixed 64-bit hash of the seed and component id.
-pub fn mix(mut z: u64) -> u64 {
+pub(crate) fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -31,13 +34,13 @@ pub fn mix(mut z: u64) -> u64 {
 }
 
 /// The stream for component `index` of kind `kind` under scenario seed `seed`.
-pub fn stream(seed: u64, kind: StreamKind, index: u64) -> SimRng {
+pub(crate) fn stream(seed: u64, kind: StreamKind, index: u64) -> SimRng {
     let key = mix(mix(seed) ^ mix((kind as u64) << 48 ^ index));
     SimRng::seed_from_u64(key)
 }
 
 /// A uniform factor in [1 - r, 1 + r]: the "randomness" of QCN/BCN counters and timers.
-pub fn jitter_factor(rng: &mut SimRng, r: f64) -> f64 {
+pub(crate) fn jitter_factor(rng: &mut SimRng, r: f64) -> f64 {
     if r <= 0.0 {
         1.0
     } else {

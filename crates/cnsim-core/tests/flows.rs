@@ -3,7 +3,7 @@
 
 mod common;
 
-use cnsim_core::flows::FlowRecords;
+use cnsim_core::FlowRecords;
 use common::*;
 
 const DELAY_S: f64 = 1e-6;

@@ -4,8 +4,8 @@
 
 mod common;
 
-use cnsim_core::scenario::{MAX_PORTS_PER_NODE, MIN_LOAD};
-use cnsim_core::time::{MAX_RATE_BPS, MAX_TIME_S, MIN_RATE_BPS};
+use cnsim_core::limits::{MAX_PORTS_PER_NODE, MIN_LOAD};
+use cnsim_core::limits::{MAX_RATE_BPS, MAX_TIME_S, MIN_RATE_BPS};
 use common::*;
 
 fn refused(overrides: &[(&str, &str)], path: &str, reason: &str) {

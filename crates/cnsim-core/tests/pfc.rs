@@ -1,6 +1,5 @@
-//! IEEE 802.1Qbb PFC (protocols.md sections 1 and 5): per-class timing at a host (a paused
-//! class stops after the frame in progress and resumes on XON or at its timer's end, to the
-//! picosecond; other classes and control frames keep going), lossless classes never drop,
+//! IEEE 802.1Qbb PFC (protocols.md sections 1 and 5) through switches (the per-class timing at a
+//! host is tested in `net/host/pause_tests.rs`): lossless classes never drop,
 //! headroom overflow is counted and explained, lossy classes drop, the dynamic threshold, the
 //! strict and DWRR schedulers' shares, and the summary's "why" line.
 //!
@@ -8,67 +7,8 @@
 
 mod common;
 
-use cnsim_core::time::SimTime;
-use common::one_host::{Inject, OneHost};
 use common::*;
 use serde_json::Value;
-
-fn us(x: f64) -> SimTime {
-    SimTime::from_secs_f64(x * 1e-6)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Per-class timing at a host: a one-node harness driving the public element API.
-
-/// Host "a" (node 0), 10 Gb/s, with `n` frames of class 3 to host 1 and then `n` of class 0 to
-/// host 2, and PFC frames (class, quanta) injected at given times.
-fn two_classes_at_a_host(n: usize, pfc: &[(SimTime, u8, u16)]) -> OneHost {
-    let frames: Vec<(u32, u8)> = [(1, 3); 1]
-        .repeat(n)
-        .into_iter()
-        .chain([(2, 0)].repeat(n))
-        .collect();
-    let injections = (pfc.iter())
-        .map(|&(t, class, quanta)| (t, Inject::Pfc { class, quanta }))
-        .collect();
-    OneHost::new(&frames, injections)
-}
-
-#[test]
-fn a_paused_class_finishes_its_frame_waits_for_the_timer_and_others_keep_sending() {
-    // Class 3's first frame leaves 0 - 1.2 us. PFC(class 3, 100 quanta = 5.12 us) arrives at
-    // 0.5 us, mid-frame: that frame still completes at 1.2 us; class 0 then sends back to back
-    // (2.4, 3.6, 4.8 us) and class 3 resumes exactly at 0.5 + 5.12 = 5.62 us (done at 6.82,
-    // 8.02 us).
-    let mut h = two_classes_at_a_host(3, &[(us(0.5), 3, 100)]);
-    h.run(us(100.0));
-    assert_eq!(h.data_done(Some(3)), vec![us(1.2), us(6.82), us(8.02)]);
-    assert_eq!(h.data_done(Some(0)), vec![us(2.4), us(3.6), us(4.8)]);
-    let pfc = h.node.ports()[0].pfc.as_ref().expect("PFC state");
-    assert_eq!(pfc.paused_time(3, us(100.0)), us(5.12));
-    assert_eq!(pfc.paused_time(0, us(100.0)), SimTime::ZERO);
-    assert_eq!(pfc.frames_received[3], 1);
-}
-
-#[test]
-fn a_paused_class_resumes_at_xon() {
-    // XOFF(65535) for class 3 at 0.5 us, XON at 3.0 us (during class 0's second frame, 2.4 -
-    // 3.6 us): class 3 takes its turn at 3.6 us (done 4.8 us), the VOQs alternate after.
-    let mut h = two_classes_at_a_host(3, &[(us(0.5), 3, u16::MAX), (us(3.0), 3, 0)]);
-    h.run(us(100.0));
-    assert_eq!(h.data_done(Some(3)), vec![us(1.2), us(4.8), us(7.2)]);
-    assert_eq!(h.data_done(Some(0)), vec![us(2.4), us(3.6), us(6.0)]);
-    let pfc = h.node.ports()[0].pfc.as_ref().expect("PFC state");
-    assert_eq!(pfc.paused_time(3, us(100.0)), us(2.5));
-}
-
-#[test]
-fn pausing_a_class_without_traffic_changes_nothing() {
-    let mut h = two_classes_at_a_host(2, &[(us(0.5), 5, u16::MAX)]);
-    h.run(us(100.0));
-    assert_eq!(h.data_done(Some(3)), vec![us(1.2), us(2.4)]);
-    assert_eq!(h.data_done(Some(0)), vec![us(3.6), us(4.8)]);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Through a switch: three senders into one 10 Gb/s port.

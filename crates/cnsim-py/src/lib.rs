@@ -86,7 +86,7 @@ fn run<'py>(
             }
         })
     };
-    let report = py.allow_threads(|| sim.run(&mut report_progress));
+    let report = py.allow_threads(|| cnsim_core::Report::new(sim.run(&mut report_progress)));
     if let Some(e) = failure {
         return Err(e);
     }
@@ -129,13 +129,13 @@ fn scenario_schema() -> String {
 /// The JSON Schema of `summary.json`, generated from the Rust types, as JSON text.
 #[pyfunction]
 fn summary_schema() -> String {
-    cnsim_core::report::Summary::json_schema().to_string()
+    cnsim_core::Summary::json_schema().to_string()
 }
 
 /// Probe metric names (the time series' `metric` column can hold).
 #[pyfunction]
 fn probe_metrics() -> Vec<&'static str> {
-    cnsim_core::scenario::METRICS.to_vec()
+    cnsim_core::METRICS.to_vec()
 }
 
 #[pyfunction]

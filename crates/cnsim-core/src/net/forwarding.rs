@@ -7,12 +7,12 @@ use crate::rng::mix;
 use crate::scenario::EcmpKey;
 
 /// No route to this destination.
-pub const UNREACHABLE: PortIdx = PortIdx::MAX;
+pub(crate) const UNREACHABLE: PortIdx = PortIdx::MAX;
 /// An entry of `next` with this bit set is an equal-cost group index, not a port.
 const GROUP_BIT: u16 = 1 << 15;
 
 #[derive(Clone, Debug)]
-pub struct Forwarding {
+pub(crate) struct Forwarding {
     /// Per destination host, two bytes: the next hop (the lowest port index of the shortest
     /// paths), or `GROUP_BIT | g` for equal-cost group `g` when ECMP is on, or `UNREACHABLE`.
     /// One small array read per frame: on a 1024-host tree, separate per-destination port and
@@ -34,7 +34,7 @@ struct Ecmp {
 
 impl Forwarding {
     /// A table with no routes for `n_hosts` destinations.
-    pub fn new(n_hosts: usize) -> Forwarding {
+    pub(crate) fn new(n_hosts: usize) -> Forwarding {
         Forwarding {
             next: vec![UNREACHABLE; n_hosts],
             groups: Vec::new(),
@@ -43,12 +43,12 @@ impl Forwarding {
     }
 
     /// Spread traffic over equal-cost next hops by a hash of `key` salted with `salt`.
-    pub fn enable_ecmp(&mut self, key: EcmpKey, salt: u64) {
+    pub(crate) fn enable_ecmp(&mut self, key: EcmpKey, salt: u64) {
         self.ecmp = Some(Ecmp { key, salt });
     }
 
     /// The next hops towards `dst`, all on shortest paths, in increasing port order.
-    pub fn set(&mut self, dst: usize, next_hops: &[PortIdx]) {
+    pub(crate) fn set(&mut self, dst: usize, next_hops: &[PortIdx]) {
         let Some(&lowest) = next_hops.first() else {
             self.next[dst] = UNREACHABLE;
             return;
@@ -76,20 +76,20 @@ impl Forwarding {
         self.next[dst] = GROUP_BIT | group as u16;
     }
 
-    pub fn reaches(&self, dst: usize) -> bool {
+    pub(crate) fn reaches(&self, dst: usize) -> bool {
         self.next[dst] != UNREACHABLE
     }
 
     /// The output port of `frame`.
     #[inline]
-    pub fn port(&self, frame: &Frame) -> PortIdx {
+    pub(crate) fn port(&self, frame: &Frame) -> PortIdx {
         self.port_for(frame.src, frame.dst, frame.flow_id)
     }
 
     /// The output port of a frame from host `src` to host `dst` of flow `flow_id`.
     /// A single next hop is one load and a test here; an ECMP group's hash is out of line.
     #[inline]
-    pub fn port_for(&self, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {
+    pub(crate) fn port_for(&self, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {
         let next = self.next[dst as usize];
         if next & GROUP_BIT == 0 || next == UNREACHABLE {
             return next;
@@ -110,7 +110,7 @@ impl Forwarding {
     }
 
     /// True if frames of one pair may take different paths (ECMP keyed by flow, with a choice).
-    pub fn keys_by_flow(&self) -> bool {
+    pub(crate) fn keys_by_flow(&self) -> bool {
         self.ecmp.is_some_and(|e| e.key == EcmpKey::Flow) && !self.groups.is_empty()
     }
 }

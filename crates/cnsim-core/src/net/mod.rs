@@ -2,62 +2,65 @@
 //! source -> host VOQ -> host port -> pipe -> switch (buffer, output queue) -> port -> pipe ->
 //! ... -> host receiver (sink).
 
-pub mod forwarding;
-pub mod frame;
-pub mod host;
-pub mod port;
-pub mod scheduler;
-pub mod switch;
-pub mod switch_pfc;
+pub(crate) mod forwarding;
+pub(crate) mod frame;
+pub(crate) mod host;
+pub(crate) mod link_pause;
+pub(crate) mod port;
+pub(crate) mod scheduler;
+pub(crate) mod switch;
+pub(crate) mod switch_pause;
+pub(crate) mod switch_pfc;
 
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
+use crate::flow_control::Lane;
 use crate::flows::FlowTable;
 use crate::stats::{Counters, DropPlace};
 use frame::Frame;
 use host::Host;
-use port::{PauseTimer, Port};
+use port::Port;
 use switch::Switch;
 
 /// What an element may touch besides itself: the clock/event queue, global counters and the
 /// flow records.
-pub struct Ctx<'a> {
-    pub q: &'a mut EventQueue,
-    pub counters: &'a mut Counters,
-    pub flows: &'a mut FlowTable,
-    pub scheme: &'a Scheme,
-    pub control_bytes: u32,
+pub(crate) struct Ctx<'a> {
+    pub(crate) q: &'a mut EventQueue,
+    pub(crate) counters: &'a mut Counters,
+    pub(crate) flows: &'a mut FlowTable,
+    pub(crate) scheme: &'a Scheme,
+    pub(crate) control_bytes: u32,
 }
 
 impl Ctx<'_> {
     /// Counts a data frame lost at `place`, against its flow too.
-    pub fn drop_frame(&mut self, place: DropPlace, frame: &Frame) {
+    pub(crate) fn drop_frame(&mut self, place: DropPlace, frame: &Frame) {
         self.counters.drop(place);
         self.flows.on_dropped(frame);
     }
 }
 
-pub enum Node {
+pub(crate) enum Node {
     Host(Box<Host>),
     Switch(Box<Switch>),
 }
 
 impl Node {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Node::Host(h) => &h.name,
             Node::Switch(s) => &s.name,
         }
     }
 
-    pub fn ports(&self) -> &[Port] {
+    pub(crate) fn ports(&self) -> &[Port] {
         match self {
             Node::Host(h) => std::slice::from_ref(&h.port),
             Node::Switch(s) => &s.ports,
         }
     }
 
-    pub fn port_mut(&mut self, p: PortIdx) -> &mut Port {
+    pub(crate) fn port_mut(&mut self, p: PortIdx) -> &mut Port {
         match self {
             Node::Host(h) => &mut h.port,
             Node::Switch(s) => &mut s.ports[p as usize],
@@ -65,7 +68,7 @@ impl Node {
     }
 
     /// Starts the next frame on port `p` if it is idle and has something it may send.
-    pub fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
+    pub(crate) fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
         match self {
             Node::Host(h) => h.try_transmit(me, ctx),
             Node::Switch(s) => s.try_transmit(me, p, ctx),
@@ -73,55 +76,32 @@ impl Node {
     }
 
     /// A frame arrived on port `p` from the link.
-    pub fn receive(&mut self, me: NodeIdx, p: PortIdx, frame: Frame, ctx: &mut Ctx) {
+    pub(crate) fn receive(&mut self, me: NodeIdx, p: PortIdx, frame: Frame, ctx: &mut Ctx) {
         match self {
             Node::Host(h) => h.receive(me, frame, ctx),
             Node::Switch(s) => s.receive(me, p, frame, ctx),
         }
     }
 
-    /// The pause timer of port `p` fired: re-arm it if the pause was renewed, else resume.
-    pub fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
-        let now = ctx.q.now();
-        match self.port_mut(p).on_pause_timer(now) {
-            PauseTimer::Stale => return,
-            PauseTimer::Rearm(at) => {
-                ctx.q
-                    .schedule(at, EventKind::PauseExpire { node: me, port: p });
-                return;
-            }
-            PauseTimer::Expired => {}
-        }
-        if let Node::Host(h) = self {
-            h.set_rate_limiters_paused(false, now);
-        }
-        self.try_transmit(me, p, ctx);
-    }
-
-    /// Class `class`'s PFC timer on port `p` fired: re-arm it if renewed, else resume.
-    pub fn on_pfc_expire(&mut self, me: NodeIdx, p: PortIdx, class: usize, ctx: &mut Ctx) {
-        if crate::flow_control::pfc::on_pfc_expire(self.port_mut(p), class, (me, p), ctx) {
-            self.try_transmit(me, p, ctx);
+    /// The peer's pause on `lane` of port `p` may have ended (`EventKind::PauseExpire`).
+    pub(crate) fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
+        match self {
+            Node::Host(h) => h.on_pause_expire(me, lane, ctx),
+            Node::Switch(s) => s.on_pause_expire(me, p, lane, ctx),
         }
     }
 
-    pub fn on_pfc_refresh(&mut self, me: NodeIdx, p: PortIdx, class: usize, ctx: &mut Ctx) {
+    /// Re-send XOFF on `lane` of port `p` while this node still holds the peer
+    /// (`EventKind::PauseRefresh`).
+    pub(crate) fn on_pause_refresh(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
         let quanta = match self {
-            Node::Host(h) => h.rx_pfc_quanta(),
-            Node::Switch(s) => s.pfc_quanta(),
+            Node::Host(h) => h.pause_quanta(lane),
+            Node::Switch(s) => s.pause_quanta(lane),
         };
-        let port = self.port_mut(p);
-        if crate::flow_control::pfc::refresh_class_xoff(port, class, quanta, (me, p), ctx) {
-            self.try_transmit(me, p, ctx);
-        }
-    }
-
-    pub fn on_xoff_refresh(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
-        let quanta = match self {
-            Node::Host(h) => h.rx_pause_quanta(),
-            Node::Switch(s) => s.pause_quanta(),
-        };
-        if crate::flow_control::pause::refresh_xoff(self.port_mut(p), quanta, (me, p), ctx) {
+        if self
+            .port_mut(p)
+            .on_pause_refresh(lane, quanta, (me, p), ctx)
+        {
             self.try_transmit(me, p, ctx);
         }
     }

@@ -12,7 +12,7 @@ use crate::scenario::{Scheduler, N_CLASSES};
 /// Kept small, since every switch port has one: class 0 (all the data of a run without
 /// priorities) inline, classes 1-7 and the DWRR state boxed and made on first use.
 #[derive(Clone, Debug, Default)]
-pub struct ClassQueues {
+pub(crate) struct ClassQueues {
     class0: VecDeque<Frame>,
     higher: Option<Box<[VecDeque<Frame>; N_CLASSES - 1]>>,
     /// Bit c set = class c has frames.
@@ -34,7 +34,7 @@ struct Dwrr {
 }
 
 impl ClassQueues {
-    pub fn set_scheduler(&mut self, discipline: Scheduler, quantum_bytes: [u32; N_CLASSES]) {
+    pub(crate) fn set_scheduler(&mut self, discipline: Scheduler, quantum_bytes: [u32; N_CLASSES]) {
         self.dwrr = match discipline {
             Scheduler::Strict => None,
             Scheduler::Dwrr => Some(Box::new(Dwrr {
@@ -61,7 +61,7 @@ impl ClassQueues {
     /// Queues `frame` in its class and returns it there (a caller that still has fields to
     /// set writes them in place: writing them into its own copy first and then copying the
     /// frame stalled the store buffer).
-    pub fn push_back(&mut self, frame: Frame) -> &mut Frame {
+    pub(crate) fn push_back(&mut self, frame: Frame) -> &mut Frame {
         let c = frame.priority as usize;
         self.backlogged |= 1 << c;
         self.used |= 1 << c;
@@ -71,36 +71,28 @@ impl ClassQueues {
     }
 
     /// The classes that have had frames, as a bit mask.
-    pub fn used(&self) -> u8 {
+    pub(crate) fn used(&self) -> u8 {
         self.used
     }
 
     /// Bytes queued in `class` (walks the queue: for probes, not the data path).
-    pub fn class_bytes(&self, class: usize) -> u64 {
+    pub(crate) fn class_bytes(&self, class: usize) -> u64 {
         self.queue(class)
             .map_or(0, |q| q.iter().map(|f| f.bytes as u64).sum())
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.backlogged == 0
     }
 
-    /// The classes with frames, as a bit mask.
-    pub fn backlogged(&self) -> u8 {
-        self.backlogged
-    }
-
-    pub fn class_len(&self, class: usize) -> usize {
-        self.queue(class).map_or(0, VecDeque::len)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &Frame> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Frame> {
         let higher = self.higher.iter().flat_map(|h| h.iter().flatten());
         self.class0.iter().chain(higher)
     }
 
     /// The next frame to send, passing over the classes in `paused` (bit c = class c paused).
-    pub fn pop(&mut self, paused: u8) -> Option<Frame> {
+    pub(crate) fn pop(&mut self, paused: u8) -> Option<Frame> {
         let eligible = self.backlogged & !paused;
         if eligible == 0 {
             return None;

@@ -12,51 +12,46 @@
 //! class the peer has paused.
 
 use crate::cc::{CcMsg, CongestionPoint};
-use crate::engine::{EventKind, NodeIdx, PortIdx};
-use crate::flow_control::pause::{hysteresis, set_xoff};
-use crate::flow_control::pfc::{receive_pfc, set_class_xoff};
+use crate::engine::{NodeIdx, PortIdx};
+use crate::flow_control::Lane;
 use crate::net::forwarding::Forwarding;
 use crate::net::frame::{Frame, Payload};
 use crate::net::port::Port;
+use crate::net::switch_pause::{PauseTriggers, Reconsider};
 use crate::net::switch_pfc::{Admission, SwitchPfc};
 use crate::net::{schedule_tx_done, Ctx};
 use crate::scenario::{PauseTrigger, SwitchPause, N_CLASSES};
 use crate::stats::DropPlace;
 
 #[derive(Clone, Copy, Debug, Default)]
-pub struct BufferLimits {
-    pub shared_bytes: Option<u64>,
-    pub output_bytes: Option<u64>,
-    pub input_bytes: Option<u64>,
+pub(crate) struct BufferLimits {
+    pub(crate) shared_bytes: Option<u64>,
+    pub(crate) output_bytes: Option<u64>,
+    pub(crate) input_bytes: Option<u64>,
 }
 
-pub struct Switch {
-    pub name: String,
-    pub ports: Vec<Port>,
+pub(crate) struct Switch {
+    pub(crate) name: String,
+    pub(crate) ports: Vec<Port>,
     /// Output port towards each host (indexed by host id).
-    pub route: Forwarding,
-    pub limits: BufferLimits,
-    pub memory_bytes: u64,
-    pub peak_memory_bytes: u64,
+    pub(crate) route: Forwarding,
+    pub(crate) limits: BufferLimits,
+    pub(crate) memory_bytes: u64,
+    pub(crate) peak_memory_bytes: u64,
     /// Bytes each input port has in the buffer.
-    pub ingress_bytes: Vec<u64>,
-    pub pause: Option<SwitchPause>,
-    global_over: bool,
-    ingress_over: Vec<bool>,
-    /// Ports data has arrived on: only they are inputs a global or egress trigger pauses, so
-    /// no PAUSE frames take bandwidth from a port that only sends (the congested downlink).
-    active_input: Vec<bool>,
-    egress_over: Vec<bool>,
-    egress_over_count: u32,
+    pub(crate) ingress_bytes: Vec<u64>,
+    /// 802.3x PAUSE triggers (`switch_pause.rs`), made once the ports are attached.
+    pause_cfg: Option<SwitchPause>,
+    pub(crate) pause: Option<PauseTriggers>,
     /// Congestion point of each output queue (None: CP detection off or no scheme).
-    pub cps: Vec<Option<CongestionPoint>>,
-    pub dropped_frames: u64,
+    pub(crate) cps: Vec<Option<CongestionPoint>>,
+    pub(crate) dropped_frames: u64,
     /// PFC ingress accounting and triggers (`[pfc]`).
-    pub pfc: Option<Box<SwitchPfc>>,
+    pub(crate) pfc: Option<Box<SwitchPfc>>,
 }
 
 impl Switch {
-    pub fn new(name: String, limits: BufferLimits, pause: Option<SwitchPause>) -> Switch {
+    pub(crate) fn new(name: String, limits: BufferLimits, pause: Option<SwitchPause>) -> Switch {
         Switch {
             name,
             ports: Vec::new(),
@@ -65,12 +60,8 @@ impl Switch {
             memory_bytes: 0,
             peak_memory_bytes: 0,
             ingress_bytes: Vec::new(),
-            pause,
-            global_over: false,
-            ingress_over: Vec::new(),
-            active_input: Vec::new(),
-            egress_over: Vec::new(),
-            egress_over_count: 0,
+            pause_cfg: pause,
+            pause: None,
             cps: Vec::new(),
             dropped_frames: 0,
             pfc: None,
@@ -78,32 +69,28 @@ impl Switch {
     }
 
     /// Called once all ports are attached.
-    pub fn finish_ports(&mut self) {
+    pub(crate) fn finish_ports(&mut self) {
         let n = self.ports.len();
         self.ingress_bytes = vec![0; n];
-        self.ingress_over = vec![false; n];
-        self.active_input = vec![false; n];
-        self.egress_over = vec![false; n];
+        self.pause = (self.pause_cfg).map(|cfg| PauseTriggers::new(cfg, n));
         self.cps.resize_with(n, || None);
     }
 
-    pub fn pause_quanta(&self) -> u16 {
-        self.pause.as_ref().map_or(u16::MAX, |p| p.quanta)
+    /// The pause_time of this switch's XOFF frames on `lane`.
+    pub(crate) fn pause_quanta(&self, lane: Lane) -> u16 {
+        match lane.pfc_class() {
+            None => self.pause_cfg.as_ref().map_or(u16::MAX, |p| p.quanta),
+            Some(_) => self.pfc.as_ref().map_or(u16::MAX, |p| p.quanta),
+        }
     }
 
-    pub fn receive(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
+    pub(crate) fn receive(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
         match frame.payload {
             Payload::Data => self.on_buffered(me, in_port, frame, ctx),
-            Payload::Pause { quanta } => self.on_pause_frame(me, in_port, quanta, ctx),
+            Payload::Pause { quanta } => self.on_pause_frame(me, in_port, Lane::LINK, quanta, ctx),
             Payload::Pfc { class, quanta } => {
-                receive_pfc(
-                    &mut self.ports[in_port as usize],
-                    class as usize,
-                    quanta,
-                    (me, in_port),
-                    ctx,
-                );
-                self.try_transmit(me, in_port, ctx);
+                let lane = Lane::class(class as usize);
+                self.on_pause_frame(me, in_port, lane, quanta, ctx)
             }
             Payload::Cc(msg) if msg.rides_data_queue() => self.on_buffered(me, in_port, frame, ctx),
             Payload::Cc(_) => {
@@ -114,14 +101,19 @@ impl Switch {
         }
     }
 
-    fn on_pause_frame(&mut self, me: NodeIdx, p: PortIdx, quanta: u16, ctx: &mut Ctx) {
-        let now = ctx.q.now();
+    /// A PAUSE or PFC frame from the peer on port `p`. A class pause leaves the other classes
+    /// sending, so the transmitter is asked; a link pause holds all data, so only its end is.
+    fn on_pause_frame(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, quanta: u16, ctx: &mut Ctx) {
         let port = &mut self.ports[p as usize];
-        if let Some(until) = port.receive_pause(quanta, now) {
-            ctx.q
-                .schedule(until, EventKind::PauseExpire { node: me, port: p });
+        port.receive_pause_frame(lane, quanta, (me, p), ctx);
+        if lane != Lane::LINK || !port.is_paused(ctx.q.now()) {
+            self.try_transmit(me, p, ctx);
         }
-        if !self.ports[p as usize].is_paused(now) {
+    }
+
+    /// The peer's pause on `lane` of port `p` may have ended.
+    pub(crate) fn on_pause_expire(&mut self, me: NodeIdx, p: PortIdx, lane: Lane, ctx: &mut Ctx) {
+        if self.ports[p as usize].on_pause_expire(lane, (me, p), ctx) {
             self.try_transmit(me, p, ctx);
         }
     }
@@ -133,10 +125,7 @@ impl Switch {
             .as_mut()
             .expect("lossless classes exist with [pfc] only");
         let class = frame.priority as usize;
-        let xoff_out = self.ports[in_port]
-            .pfc
-            .as_ref()
-            .is_some_and(|s| s.xoff_sent & (1 << class) != 0);
+        let xoff_out = self.ports[in_port].holds_peer(Lane::class(class));
         let bytes = frame.bytes as u64;
         match pfc.admit(in_port, class, bytes, xoff_out, self.memory_bytes) {
             Admission::Overflow => Some(DropPlace::Ingress),
@@ -188,11 +177,8 @@ impl Switch {
             let class = frame.priority as usize;
             pfc.admit(in_port as usize, class, bytes, false, self.memory_bytes);
         }
-        if !self.active_input[in_port as usize] {
-            self.active_input[in_port as usize] = true;
-            if self.pause.is_some() {
-                self.reconcile(me, in_port as usize, ctx);
-            }
+        if (self.pause.as_mut()).is_some_and(|t| t.note_input(in_port as usize)) {
+            self.reconcile(me, in_port as usize, ctx);
         }
         self.memory_bytes += bytes;
         self.peak_memory_bytes = self.peak_memory_bytes.max(self.memory_bytes);
@@ -241,7 +227,7 @@ impl Switch {
     /// Starts the next frame on port `p` if its transmitter is free. Inline: most calls (a
     /// frame queued behind one being sent) end at the first test, which then costs no call.
     #[inline]
-    pub fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
+    pub(crate) fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
         if !self.ports[p as usize].is_busy() {
             self.start_next(me, p, ctx);
         }
@@ -287,56 +273,32 @@ impl Switch {
         }
     }
 
-    /// Re-evaluates the pause conditions that a change at (input, output) may have flipped, and
-    /// sends XOFF/XON where a port's desired state changed. Inline: without PAUSE it is one
-    /// test, not a call, on every enqueue and dequeue.
+    /// Re-evaluates the 802.3x triggers that a change at (input, output) may have flipped, and
+    /// sends XOFF/XON where a port's wish changed. Inline up to the trigger's answer: without
+    /// PAUSE it is one test, and with it most changes flip nothing, so only a flip pays a call.
     #[inline]
     fn update_pause(&mut self, me: NodeIdx, input: usize, output: usize, ctx: &mut Ctx) {
-        if let Some(cfg) = self.pause {
-            self.apply_pause_trigger(cfg, me, input, output, ctx);
+        let Some(triggers) = self.pause.as_mut() else {
+            return;
+        };
+        let level_bytes = match triggers.cfg.trigger {
+            PauseTrigger::Global => self.memory_bytes,
+            PauseTrigger::Ingress => self.ingress_bytes[input],
+            PauseTrigger::Egress => self.ports[output].data_bytes,
+        };
+        match triggers.update(input, output, level_bytes) {
+            Reconsider::None => {}
+            flipped => self.reconsider_pause(me, flipped, ctx),
         }
     }
 
-    fn apply_pause_trigger(
-        &mut self,
-        cfg: SwitchPause,
-        me: NodeIdx,
-        input: usize,
-        output: usize,
-        ctx: &mut Ctx,
-    ) {
-        let (xoff, xon) = (cfg.xoff_bytes as u64, cfg.xon_bytes as u64);
-        match cfg.trigger {
-            PauseTrigger::Global => {
-                let over = hysteresis(self.global_over, self.memory_bytes, xoff, xon);
-                if over != self.global_over {
-                    self.global_over = over;
-                    self.reconcile_all(me, ctx);
-                }
-            }
-            PauseTrigger::Ingress => {
-                let over = hysteresis(
-                    self.ingress_over[input],
-                    self.ingress_bytes[input],
-                    xoff,
-                    xon,
-                );
-                if over != self.ingress_over[input] {
-                    self.ingress_over[input] = over;
-                    self.reconcile(me, input, ctx);
-                }
-            }
-            PauseTrigger::Egress => {
-                let level = self.ports[output].data_bytes;
-                let over = hysteresis(self.egress_over[output], level, xoff, xon);
-                if over != self.egress_over[output] {
-                    self.egress_over[output] = over;
-                    if over {
-                        self.egress_over_count += 1;
-                    } else {
-                        self.egress_over_count -= 1;
-                    }
-                    self.reconcile_all(me, ctx);
+    fn reconsider_pause(&mut self, me: NodeIdx, flipped: Reconsider, ctx: &mut Ctx) {
+        match flipped {
+            Reconsider::None => {}
+            Reconsider::Port(p) => self.reconcile(me, p, ctx),
+            Reconsider::All => {
+                for p in 0..self.ports.len() {
+                    self.reconcile(me, p, ctx);
                 }
             }
         }
@@ -363,46 +325,24 @@ impl Switch {
     fn reconcile_class(&mut self, me: NodeIdx, p: usize, class: usize, ctx: &mut Ctx) {
         let pfc = self.pfc.as_ref().expect("PFC is on");
         let port = &mut self.ports[p];
-        let on = port
-            .pfc
-            .as_ref()
-            .is_some_and(|s| s.xoff_sent & (1 << class) != 0);
-        let want = pfc.wants_pause(p, class, on, self.memory_bytes);
+        let lane = Lane::class(class);
+        let want = pfc.wants_pause(p, class, port.holds_peer(lane), self.memory_bytes);
         let quanta = pfc.quanta;
-        if set_class_xoff(port, class, want, quanta, (me, p as PortIdx), ctx) {
+        if port.hold_peer(lane, want, quanta, (me, p as PortIdx), ctx) {
             self.try_transmit(me, p as PortIdx, ctx);
         }
     }
 
-    pub fn pfc_quanta(&self) -> u16 {
-        self.pfc.as_ref().map_or(u16::MAX, |p| p.quanta)
-    }
-
-    /// Should the peer on port `p` be paused? Global: every input; ingress: that input; egress:
-    /// every input but the congested output itself. An input is a port data has arrived on.
-    fn wants_pause(&self, p: usize) -> bool {
-        if !self.active_input[p] {
-            return false;
-        }
-        let others_congested = self.egress_over_count - self.egress_over[p] as u32;
-        self.global_over || self.ingress_over[p] || others_congested > 0
-    }
-
-    fn reconcile_all(&mut self, me: NodeIdx, ctx: &mut Ctx) {
-        for p in 0..self.ports.len() {
-            self.reconcile(me, p, ctx);
-        }
-    }
-
+    /// Asks port `p`'s 802.3x lane to hold or release its peer as the triggers now wish.
     fn reconcile(&mut self, me: NodeIdx, p: usize, ctx: &mut Ctx) {
-        let want = self.wants_pause(p);
-        let quanta = self.pause_quanta();
-        if set_xoff(&mut self.ports[p], want, quanta, (me, p as PortIdx), ctx) {
+        let triggers = self.pause.as_ref().expect("PAUSE is on");
+        let (want, quanta) = (triggers.wants_pause(p), triggers.cfg.quanta);
+        if (self.ports[p]).hold_peer(Lane::LINK, want, quanta, (me, p as PortIdx), ctx) {
             self.try_transmit(me, p as PortIdx, ctx);
         }
     }
 
-    pub fn data_frames_held(&self) -> u64 {
+    pub(crate) fn data_frames_held(&self) -> u64 {
         self.ports.iter().map(Port::data_frames_held).sum()
     }
 }

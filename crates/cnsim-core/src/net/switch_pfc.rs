@@ -19,41 +19,41 @@ use crate::scenario::{PfcSpec, PfcThreshold, N_CLASSES};
 
 /// What the summary reports per class, over all ingress ports of a switch.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PfcClassStats {
+pub(crate) struct PfcClassStats {
     /// Frames of the class that arrived at the switch, dropped ones included.
-    pub arrived_frames: u64,
+    pub(crate) arrived_frames: u64,
     /// The largest count outside headroom of one (ingress port, class), and the XOFF in force
     /// then (dynamic thresholds move).
-    pub peak_ingress_bytes: u64,
-    pub xoff_at_peak_bytes: u64,
+    pub(crate) peak_ingress_bytes: u64,
+    pub(crate) xoff_at_peak_bytes: u64,
     /// Highest count relative to its XOFF (1.0 = at XOFF).
-    pub peak_fraction_of_xoff: f64,
-    pub max_headroom_bytes: u64,
-    pub headroom_overflow_drops: u64,
+    pub(crate) peak_fraction_of_xoff: f64,
+    pub(crate) max_headroom_bytes: u64,
+    pub(crate) headroom_overflow_drops: u64,
     /// Lossy classes: frames dropped at the switch's buffer limits.
-    pub lossy_drops: u64,
+    pub(crate) lossy_drops: u64,
 }
 
-pub struct SwitchPfc {
+pub(crate) struct SwitchPfc {
     lossless_mask: u8,
     threshold: PfcThreshold,
     xoff_bytes: u64,
     xon_bytes: u64,
     alpha: f64,
     xon_offset_bytes: u64,
-    pub headroom_bytes: u64,
-    pub quanta: u16,
+    pub(crate) headroom_bytes: u64,
+    pub(crate) quanta: u16,
     shared_buffer_bytes: u64,
     /// Per ingress port and class: bytes counted against XOFF, and bytes in headroom.
-    pub counted_bytes: Vec<[u64; N_CLASSES]>,
-    pub headroom_used: Vec<[u64; N_CLASSES]>,
+    pub(crate) counted_bytes: Vec<[u64; N_CLASSES]>,
+    pub(crate) headroom_used: Vec<[u64; N_CLASSES]>,
     headroom_total: u64,
-    pub stats: [PfcClassStats; N_CLASSES],
+    pub(crate) stats: [PfcClassStats; N_CLASSES],
 }
 
 /// Where an admitted lossless frame was put.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Admission {
+pub(crate) enum Admission {
     Counted,
     Headroom,
     /// The headroom is full: drop the frame.
@@ -61,7 +61,11 @@ pub enum Admission {
 }
 
 impl SwitchPfc {
-    pub fn new(spec: &PfcSpec, n_ports: usize, shared_buffer_bytes: Option<u64>) -> SwitchPfc {
+    pub(crate) fn new(
+        spec: &PfcSpec,
+        n_ports: usize,
+        shared_buffer_bytes: Option<u64>,
+    ) -> SwitchPfc {
         SwitchPfc {
             lossless_mask: spec.lossless_mask(),
             threshold: spec.threshold,
@@ -79,16 +83,16 @@ impl SwitchPfc {
         }
     }
 
-    pub fn is_lossless(&self, class: usize) -> bool {
+    pub(crate) fn is_lossless(&self, class: usize) -> bool {
         self.lossless_mask & (1 << class) != 0
     }
 
-    pub fn is_dynamic(&self) -> bool {
+    pub(crate) fn is_dynamic(&self) -> bool {
         self.threshold == PfcThreshold::Dynamic
     }
 
     /// XOFF now, given the switch's buffered bytes (`memory_bytes`, headroom included).
-    pub fn xoff_now(&self, memory_bytes: u64) -> u64 {
+    pub(crate) fn xoff_now(&self, memory_bytes: u64) -> u64 {
         match self.threshold {
             PfcThreshold::Static => self.xoff_bytes,
             PfcThreshold::Dynamic => {
@@ -101,7 +105,7 @@ impl SwitchPfc {
 
     /// A frame of `class` from `port` enters the buffer (`xoff_out`: XOFF is outstanding for
     /// it). Lossy classes are only counted.
-    pub fn admit(
+    pub(crate) fn admit(
         &mut self,
         port: usize,
         class: usize,
@@ -131,7 +135,7 @@ impl SwitchPfc {
     }
 
     /// A frame of a lossy class was dropped at the switch's buffer limits.
-    pub fn count_lossy_drop(&mut self, class: usize) {
+    pub(crate) fn count_lossy_drop(&mut self, class: usize) {
         self.stats[class].arrived_frames += 1;
         self.stats[class].lossy_drops += 1;
     }
@@ -147,7 +151,7 @@ impl SwitchPfc {
     }
 
     /// A frame of `class` that came in by `port` leaves the buffer: headroom empties first.
-    pub fn release(&mut self, port: usize, class: usize, bytes: u64) {
+    pub(crate) fn release(&mut self, port: usize, class: usize, bytes: u64) {
         let room = &mut self.headroom_used[port][class];
         let from_headroom = bytes.min(*room);
         *room -= from_headroom;
@@ -156,7 +160,13 @@ impl SwitchPfc {
     }
 
     /// Should the sender on `port` be paused for lossless `class`? `on`: it is now.
-    pub fn wants_pause(&self, port: usize, class: usize, on: bool, memory_bytes: u64) -> bool {
+    pub(crate) fn wants_pause(
+        &self,
+        port: usize,
+        class: usize,
+        on: bool,
+        memory_bytes: u64,
+    ) -> bool {
         if self.headroom_used[port][class] > 0 {
             return true;
         }
@@ -170,7 +180,7 @@ impl SwitchPfc {
     }
 
     /// The class-enable vector (bit c = class c is lossless).
-    pub fn lossless_mask(&self) -> u8 {
+    pub(crate) fn lossless_mask(&self) -> u8 {
         self.lossless_mask
     }
 }

@@ -1,33 +1,35 @@
-//! The simulation: owns the event queue and the elements, dispatches each event to the element
-//! it concerns, and hands frames across links. It knows no protocol.
+//! The simulation: a [`Network`] (the elements, the event queue, counters, flows, the scheme)
+//! and what a run adds around it: traffic sources, flow starts, scheduled rate changes, periodic
+//! probes and the report window. It knows no protocol. A run ends as a [`FinishedRun`], which
+//! the report is made from.
 
 mod build;
+mod network;
 mod prefetch;
 mod probe;
 
 use std::time::Instant;
 
-use crate::cc::Scheme;
-use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
+use crate::engine::EventKind;
 use crate::error::ConfigError;
 use crate::flows::FlowTable;
 use crate::net::frame::Frame;
-use crate::net::{Ctx, Node};
-use crate::report::{Report, WindowCounters};
+use crate::net::Node;
 use crate::scenario::Scenario;
-use crate::stats::{Counters, HostCounters, Recorder};
+use crate::stats::{HostCounters, Recorder, TimeSeries};
 use crate::time::SimTime;
 use crate::traffic::{Pattern, Source};
-pub use build::RateTarget;
+pub(crate) use build::{RateTarget, WorkloadFacts};
+pub(crate) use network::Network;
 
 /// Checks what only building the network can: every traffic pair has a route, every source a
 /// destination other than itself.
-pub fn check_buildable(scenario: &Scenario) -> Result<(), ConfigError> {
+pub(crate) fn check_buildable(scenario: &Scenario) -> Result<(), ConfigError> {
     build::build(scenario).map(|_| ())
 }
 
 /// The workload's flows and the host names they refer to, without running anything.
-pub fn workload_rows(
+pub(crate) fn workload_rows(
     scenario: &Scenario,
 ) -> Result<(Vec<crate::traffic::flows::FlowRow>, Vec<String>), ConfigError> {
     let built = build::build(scenario)?;
@@ -39,27 +41,45 @@ pub fn workload_rows(
 const PROGRESS_EVERY_EVENTS: u64 = 1 << 20;
 
 pub struct Simulation {
-    pub scenario: Scenario,
-    pub q: EventQueue,
-    pub nodes: Vec<Node>,
-    pub sources: Vec<Source>,
-    pub rate_changes: Vec<(SimTime, RateTarget, f64)>,
-    pub scheme: Scheme,
-    pub counters: Counters,
-    pub flows: FlowTable,
+    scenario: Scenario,
+    net: Network,
+    sources: Vec<Source>,
+    rate_changes: Vec<(SimTime, RateTarget, f64)>,
     /// What the flow workload asked for (mean size, load), to report beside what it gave.
-    pub workload: build::WorkloadFacts,
-    pub recorder: Recorder,
-    pub end: SimTime,
+    workload: WorkloadFacts,
+    recorder: Recorder,
+    end: SimTime,
     probe_interval: SimTime,
     probe_state: probe::ProbeState,
     window_marks: [Option<Vec<HostCounters>>; 2],
     /// Switch port queue peaks over the report window, taken at its end.
     window_port_peaks: Option<Vec<(String, u64)>>,
-    control_bytes: u32,
     /// Prefetch what the next events touch (large networks only; `prefetch.rs`).
     prefetch: bool,
-    pub stopped_early: bool,
+}
+
+/// Per-host counter differences over the report window.
+#[derive(Clone, Debug)]
+pub(crate) struct WindowCounters {
+    pub(crate) start_s: f64,
+    pub(crate) end_s: f64,
+    pub(crate) per_host: Vec<HostCounters>,
+    /// (port name, peak queue within the window) for every switch port.
+    pub(crate) port_peak_queue_bytes: Vec<(String, u64)>,
+}
+
+/// A run that has ended, as the report reads it.
+pub struct FinishedRun {
+    pub(crate) scenario: Scenario,
+    pub(crate) net: Network,
+    pub(crate) workload: WorkloadFacts,
+    pub(crate) series: TimeSeries,
+    pub(crate) window: Option<WindowCounters>,
+    pub(crate) wall_time_s: f64,
+    /// The time the run covers: the end time, or where an interrupted run stopped.
+    pub(crate) simulated_until: SimTime,
+    /// False when the progress callback stopped the run early.
+    pub(crate) completed: bool,
 }
 
 impl Simulation {
@@ -67,16 +87,17 @@ impl Simulation {
         let built = build::build(&scenario)?;
         let end = SimTime::from_secs_f64(scenario.duration_s);
         let probe_interval = SimTime::from_secs_f64(scenario.report.probe_interval_s);
+        let control_bytes = scenario.model.control_frame_bytes;
         let mut sim = Simulation {
-            control_bytes: scenario.model.control_frame_bytes,
             prefetch: prefetch::worthwhile(&built.nodes, &built.sources),
-            q: EventQueue::new(),
-            nodes: built.nodes,
+            net: Network::new(
+                built.nodes,
+                FlowTable::new(built.flows),
+                built.scheme,
+                control_bytes,
+            ),
             sources: built.sources,
             rate_changes: built.rate_changes,
-            scheme: built.scheme,
-            counters: Counters::default(),
-            flows: FlowTable::new(built.flows),
             workload: built.workload,
             recorder: Recorder::new(),
             end,
@@ -84,7 +105,6 @@ impl Simulation {
             probe_state: probe::ProbeState::default(),
             window_marks: [None, None],
             window_port_peaks: None,
-            stopped_early: false,
             scenario,
         };
         sim.schedule_initial_events();
@@ -92,146 +112,82 @@ impl Simulation {
     }
 
     fn schedule_initial_events(&mut self) {
-        for i in 0..self.sources.len() {
-            let t = self.sources[i].first_arrival();
-            if t < self.sources[i].stop {
-                self.q.schedule(t, EventKind::SourceArrival(i as u32));
+        let q = &mut self.net.q;
+        for (i, source) in self.sources.iter_mut().enumerate() {
+            let t = source.first_arrival();
+            if t < source.stop {
+                q.schedule(t, EventKind::SourceArrival(i as u32));
             }
         }
-        if let Some(first) = self.flows.flows.first() {
-            self.q.schedule(first.start, EventKind::FlowStart(0));
+        if let Some(first) = self.net.flows.flows.first() {
+            q.schedule(first.start, EventKind::FlowStart(0));
         }
         for (i, (t, _, _)) in self.rate_changes.iter().enumerate() {
-            self.q.schedule(*t, EventKind::RateChange(i as u32));
+            q.schedule(*t, EventKind::RateChange(i as u32));
         }
         if let Some([a, b]) = self.scenario.report.window_s {
-            self.q
-                .schedule(SimTime::from_secs_f64(a), EventKind::WindowMark(0));
-            self.q
-                .schedule(SimTime::from_secs_f64(b), EventKind::WindowMark(1));
+            q.schedule(SimTime::from_secs_f64(a), EventKind::WindowMark(0));
+            q.schedule(SimTime::from_secs_f64(b), EventKind::WindowMark(1));
         }
-        self.probe_state = probe::ProbeState::new(&self.nodes, &mut self.recorder);
-        self.q.schedule(self.probe_interval, EventKind::Probe);
+        self.probe_state = probe::ProbeState::new(&self.net.nodes, &mut self.recorder);
+        self.net.q.schedule(self.probe_interval, EventKind::Probe);
     }
 
-    /// Runs to the end time and returns the report. `progress` gets the simulated fraction done
-    /// now and then; returning `false` stops the run early (the report then covers the time
-    /// simulated so far; `summary.completed` says so).
-    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Report {
+    /// Runs to the end time. `progress` gets the simulated fraction done now and then;
+    /// returning `false` stops the run early (the run then covers the time simulated so far,
+    /// and `summary.completed` says so).
+    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> FinishedRun {
         let wall = Instant::now();
         let end = self.end;
-        while let Some(ev) = self.q.pop_until(end) {
+        let mut completed = true;
+        while let Some(ev) = self.net.q.pop_until(end) {
             if self.prefetch {
-                prefetch::ahead(&self.q, &self.nodes, &self.sources);
+                prefetch::ahead(&self.net.q, &self.net.nodes, &self.sources);
             }
             self.dispatch(ev);
-            if self.q.processed().is_multiple_of(PROGRESS_EVERY_EVENTS)
-                && !progress(self.q.now().as_secs_f64() / end.as_secs_f64())
+            if self.net.q.processed().is_multiple_of(PROGRESS_EVERY_EVENTS)
+                && !progress(self.net.q.now().as_secs_f64() / end.as_secs_f64())
             {
-                self.stopped_early = true;
+                completed = false;
                 break;
             }
         }
-        if !self.stopped_early {
+        if completed {
             progress(1.0);
         }
         let wall_time_s = wall.elapsed().as_secs_f64();
-        let window = self.window_counters();
-        Report::new(&self, wall_time_s, window)
-    }
-
-    /// The time the run covers: the end time, or where an interrupted run stopped.
-    pub fn simulated_until(&self) -> SimTime {
-        if self.stopped_early {
-            self.q.now()
-        } else {
+        let simulated_until = if completed {
             self.end
+        } else {
+            self.net.q.now()
+        };
+        let window = self.window_counters();
+        FinishedRun {
+            scenario: self.scenario,
+            net: self.net,
+            workload: self.workload,
+            series: self.recorder.series,
+            window,
+            wall_time_s,
+            simulated_until,
+            completed,
         }
     }
 
-    fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
-        (
-            &mut self.nodes,
-            Ctx {
-                q: &mut self.q,
-                counters: &mut self.counters,
-                flows: &mut self.flows,
-                scheme: &self.scheme,
-                control_bytes: self.control_bytes,
-            },
-        )
-    }
-
+    /// The run's own events here; element events go to the network.
     fn dispatch(&mut self, ev: EventKind) {
         match ev {
-            EventKind::TxDone { node, port } => self.on_tx_done(node, port),
-            EventKind::Arrive { node, port } => self.on_arrive(node, port),
-            EventKind::PauseExpire { node, port } => {
-                let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_pause_expire(node, port, &mut ctx);
-            }
-            EventKind::XoffRefresh { node, port } => {
-                let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_xoff_refresh(node, port, &mut ctx);
-            }
-            EventKind::PfcExpire { node, port, class } => {
-                let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_pfc_expire(node, port, class as usize, &mut ctx);
-            }
-            EventKind::PfcRefresh { node, port, class } => {
-                let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_pfc_refresh(node, port, class as usize, &mut ctx);
-            }
             EventKind::SourceArrival(s) => self.on_source(s as usize),
             EventKind::FlowStart(id) => self.on_flow_start(id),
-            EventKind::HostWake { node, generation } => {
-                let (nodes, mut ctx) = self.ctx();
-                if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_wake(node, generation, &mut ctx);
-                }
-            }
-            EventKind::RxDone(node) => {
-                let (nodes, mut ctx) = self.ctx();
-                if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_rx_done(node, &mut ctx);
-                }
-            }
-            EventKind::RpTimer { node, dst, ticket } => {
-                let (nodes, mut ctx) = self.ctx();
-                if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_rp_timer(node, dst, ticket, &mut ctx);
-                }
-            }
             EventKind::RateChange(i) => self.on_rate_change(i as usize),
             EventKind::Probe => self.on_probe(),
             EventKind::WindowMark(which) => self.on_window_mark(which),
+            element => self.net.dispatch(element),
         }
-    }
-
-    fn on_tx_done(&mut self, node: NodeIdx, port: PortIdx) {
-        let (nodes, mut ctx) = self.ctx();
-        let n = &mut nodes[node as usize];
-        if let Some(arrival) = n.port_mut(port).end_tx(ctx.q.now()) {
-            ctx.q.schedule(arrival, EventKind::Arrive { node, port });
-        }
-        ctx.counters.frame_hops += 1;
-        n.try_transmit(node, port, &mut ctx);
-    }
-
-    /// The head of `node`'s pipe on `port` reaches the peer.
-    fn on_arrive(&mut self, node: NodeIdx, port: PortIdx) {
-        let (nodes, mut ctx) = self.ctx();
-        let p = nodes[node as usize].port_mut(port);
-        let (frame, next) = p.pop_arrival();
-        if let Some(next) = next {
-            ctx.q.schedule(next, EventKind::Arrive { node, port });
-        }
-        let (peer, peer_port) = (p.peer_node, p.peer_port);
-        nodes[peer as usize].receive(peer, peer_port, frame, &mut ctx);
     }
 
     fn on_source(&mut self, s: usize) {
-        let now = self.q.now();
+        let now = self.net.q.now();
         let src = &mut self.sources[s];
         let node = src.node;
         if matches!(src.pattern, Pattern::Saturate) {
@@ -241,10 +197,9 @@ impl Simulation {
             let bytes = on.then_some(src.frame_bytes);
             let priority = src.priority;
             if on && src.stop < SimTime::MAX {
-                self.q
-                    .schedule(src.stop, EventKind::SourceArrival(s as u32));
+                (self.net.q).schedule(src.stop, EventKind::SourceArrival(s as u32));
             }
-            let (nodes, mut ctx) = self.ctx();
+            let (nodes, mut ctx) = self.net.ctx();
             if let Node::Host(h) = &mut nodes[node as usize] {
                 h.set_saturating(node, dst, bytes, priority, &mut ctx);
             }
@@ -254,22 +209,23 @@ impl Simulation {
         frame.priority = src.priority;
         let next = src.next_arrival(now);
         if next < src.stop {
-            self.q.schedule(next, EventKind::SourceArrival(s as u32));
+            (self.net.q).schedule(next, EventKind::SourceArrival(s as u32));
         }
-        let (nodes, mut ctx) = self.ctx();
+        let (nodes, mut ctx) = self.net.ctx();
         if let Node::Host(h) = &mut nodes[node as usize] {
             h.enqueue_generated(node, frame, &mut ctx);
         }
     }
 
     fn on_flow_start(&mut self, id: u32) {
-        self.flows.started = id as usize + 1;
-        if let Some(next) = self.flows.flows.get(id as usize + 1) {
-            self.q.schedule(next.start, EventKind::FlowStart(id + 1));
+        let flows = &mut self.net.flows;
+        flows.started = id as usize + 1;
+        if let Some(next) = flows.flows.get(id as usize + 1) {
+            (self.net.q).schedule(next.start, EventKind::FlowStart(id + 1));
         }
-        let row = &self.flows.flows[id as usize].row;
+        let row = &flows.flows[id as usize].row;
         let (src, dst) = (row.src, row.dst);
-        let (nodes, mut ctx) = self.ctx();
+        let (nodes, mut ctx) = self.net.ctx();
         if let Node::Host(h) = &mut nodes[src as usize] {
             h.start_flow(src, id, dst, &mut ctx);
         }
@@ -277,7 +233,7 @@ impl Simulation {
 
     fn on_rate_change(&mut self, i: usize) {
         let (_, target, rate) = self.rate_changes[i];
-        let (nodes, mut ctx) = self.ctx();
+        let (nodes, mut ctx) = self.net.ctx();
         match target {
             RateTarget::Port { node, port } => {
                 nodes[node as usize].port_mut(port).rate_bps = rate;
@@ -292,31 +248,21 @@ impl Simulation {
     }
 
     fn on_probe(&mut self) {
-        let now = self.q.now();
+        let now = self.net.q.now();
         probe::sample(
             &mut self.probe_state,
-            &mut self.nodes,
+            &mut self.net.nodes,
             &mut self.recorder,
             now,
             self.probe_interval,
         );
         if now + self.probe_interval <= self.end {
-            self.q.schedule(now + self.probe_interval, EventKind::Probe);
+            (self.net.q).schedule(now + self.probe_interval, EventKind::Probe);
         }
     }
 
-    pub fn host_counters(&self) -> Vec<HostCounters> {
-        self.nodes
-            .iter()
-            .filter_map(|n| match n {
-                Node::Host(h) => Some(h.counters),
-                Node::Switch(_) => None,
-            })
-            .collect()
-    }
-
     fn on_window_mark(&mut self, which: u8) {
-        self.window_marks[which as usize] = Some(self.host_counters());
+        self.window_marks[which as usize] = Some(self.net.host_counters());
         if which == 0 {
             for port in self.switch_ports_mut() {
                 port.stats.window_peak_queue_bytes = port.data_bytes;
@@ -327,15 +273,14 @@ impl Simulation {
     }
 
     fn switch_ports_mut(&mut self) -> impl Iterator<Item = &mut crate::net::port::Port> {
-        self.nodes.iter_mut().flat_map(|n| match n {
+        self.net.nodes.iter_mut().flat_map(|n| match n {
             Node::Switch(s) => s.ports.iter_mut(),
             Node::Host(_) => [].iter_mut(),
         })
     }
 
     fn switch_port_peaks(&self) -> Vec<(String, u64)> {
-        self.nodes
-            .iter()
+        (self.net.nodes.iter())
             .filter(|n| matches!(n, Node::Switch(_)))
             .flat_map(|n| n.ports().iter())
             .map(|p| (p.name.clone(), p.stats.window_peak_queue_bytes))
@@ -347,7 +292,7 @@ impl Simulation {
         let start = self.window_marks[0].clone()?;
         let end = self.window_marks[1]
             .clone()
-            .unwrap_or_else(|| self.host_counters());
+            .unwrap_or_else(|| self.net.host_counters());
         Some(WindowCounters {
             start_s: a,
             end_s: b,
@@ -357,16 +302,5 @@ impl Simulation {
                 .clone()
                 .unwrap_or_else(|| self.switch_port_peaks()),
         })
-    }
-
-    /// Data frames inside the network (queues, transmitters, links, receivers) right now.
-    pub fn data_frames_in_flight(&self) -> u64 {
-        self.nodes
-            .iter()
-            .map(|n| match n {
-                Node::Host(h) => h.data_frames_held(),
-                Node::Switch(s) => s.data_frames_held(),
-            })
-            .sum()
     }
 }

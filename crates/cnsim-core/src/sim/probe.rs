@@ -11,7 +11,7 @@ use crate::time::SimTime;
 
 /// Counter values at the previous probe, per element.
 #[derive(Default)]
-pub struct ProbeState {
+pub(crate) struct ProbeState {
     node_entity: Vec<u32>,
     port_entity: Vec<Vec<u32>>,
     prev_host: Vec<[u64; 3]>,
@@ -29,7 +29,7 @@ pub struct ProbeState {
 type PfcProbe = [(SimTime, Option<u32>); N_CLASSES];
 
 impl ProbeState {
-    pub fn new(nodes: &[Node], rec: &mut Recorder) -> ProbeState {
+    pub(crate) fn new(nodes: &[Node], rec: &mut Recorder) -> ProbeState {
         ProbeState {
             node_entity: nodes.iter().map(|n| rec.entity(n.name())).collect(),
             port_entity: nodes
@@ -58,7 +58,7 @@ impl ProbeState {
     }
 }
 
-pub fn sample(
+pub(crate) fn sample(
     st: &mut ProbeState,
     nodes: &mut [Node],
     rec: &mut Recorder,
@@ -158,7 +158,7 @@ fn sample_port(
     now: SimTime,
     interval: SimTime,
 ) {
-    let paused = p.paused_time(now);
+    let paused = p.pause.paused_time(now);
     rec.record(
         "paused_frac",
         entity,
@@ -178,7 +178,7 @@ fn sample_pfc(p: &Port, prev: &mut PfcProbe, rec: &mut Recorder, now: SimTime, i
         return;
     };
     for (c, (prev_paused, entity)) in prev.iter_mut().enumerate() {
-        let paused = state.paused_time(c, now);
+        let paused = state.lane(c).paused_time(now);
         if paused == SimTime::ZERO {
             continue;
         }

@@ -23,34 +23,34 @@ use crate::traffic::Destinations;
 
 /// One flow of the workload.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FlowRow {
-    pub start_s: f64,
-    pub src: HostId,
-    pub dst: HostId,
-    pub size_bytes: u64,
-    pub priority: u8,
+pub(crate) struct FlowRow {
+    pub(crate) start_s: f64,
+    pub(crate) src: HostId,
+    pub(crate) dst: HostId,
+    pub(crate) size_bytes: u64,
+    pub(crate) priority: u8,
     /// Largest frame the flow is cut into (the entry's `frame_bytes`).
-    pub frame_bytes: u32,
+    pub(crate) frame_bytes: u32,
 }
 
 /// A workload and what it asked for, to report the realised mean size and load beside it.
 #[derive(Clone, Debug, Default)]
-pub struct Workload {
-    pub flows: Vec<FlowRow>,
+pub(crate) struct Workload {
+    pub(crate) flows: Vec<FlowRow>,
     /// Mean flow size the `kind = "flows"` entries asked for (None: no such entry, or entries
     /// with different means).
-    pub requested_mean_bytes: Option<f64>,
+    pub(crate) requested_mean_bytes: Option<f64>,
     /// Offered load the entries asked for, as a fraction of the senders' line rates.
-    pub requested_load: Option<f64>,
+    pub(crate) requested_load: Option<f64>,
     /// Sum of the senders' line rates times the arrival window, in bits: the denominator of
     /// the realised load (generated entries only).
-    pub capacity_bits: f64,
+    pub(crate) capacity_bits: f64,
     /// Bytes of the generated entries' flows.
-    pub generated_bytes: u64,
+    pub(crate) generated_bytes: u64,
 }
 
 /// A size distribution ready to sample.
-pub enum SizeDist {
+pub(crate) enum SizeDist {
     Fixed(f64),
     Exponential {
         dist: Exp<f64>,
@@ -71,7 +71,7 @@ pub enum SizeDist {
 }
 
 impl SizeDist {
-    pub fn new(spec: &SizeSpec, cdf_from_file: Option<Vec<[f64; 2]>>) -> SizeDist {
+    pub(crate) fn new(spec: &SizeSpec, cdf_from_file: Option<Vec<[f64; 2]>>) -> SizeDist {
         match spec {
             SizeSpec::Fixed { bytes } => SizeDist::Fixed(*bytes),
             SizeSpec::Exponential { mean_bytes } => SizeDist::Exponential {
@@ -108,7 +108,7 @@ impl SizeDist {
     }
 
     /// The distribution's mean in bytes (before rounding to whole bytes).
-    pub fn mean_bytes(&self) -> f64 {
+    pub(crate) fn mean_bytes(&self) -> f64 {
         match self {
             SizeDist::Fixed(b) => *b,
             SizeDist::Exponential { mean, .. } => *mean,
@@ -126,7 +126,7 @@ impl SizeDist {
     }
 
     /// A size in whole bytes, at least 1.
-    pub fn sample(&self, rng: &mut SimRng) -> u64 {
+    pub(crate) fn sample(&self, rng: &mut SimRng) -> u64 {
         let x = match self {
             SizeDist::Fixed(b) => *b,
             SizeDist::Exponential { dist, .. } => dist.sample(rng),
@@ -176,7 +176,7 @@ fn empirical_quantile(points: &[[f64; 2]], u: f64) -> f64 {
 }
 
 /// Builds the whole workload of a scenario. `line_rate_bps[h]` is host h's NIC rate.
-pub fn workload(
+pub(crate) fn workload(
     sc: &Scenario,
     host_index: &HashMap<&str, u32>,
     line_rate_bps: &[f64],

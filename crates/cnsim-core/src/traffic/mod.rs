@@ -5,8 +5,8 @@
 //! probability `load`; the gap to the next arrival is drawn as a geometric number of slots, so
 //! the cost is one event per frame, not per slot.
 
-pub mod flows;
-pub mod trace;
+pub(crate) mod flows;
+pub(crate) mod trace;
 
 use rand::Rng;
 use rand_distr::{Distribution, Geometric};
@@ -16,7 +16,7 @@ use crate::rng::SimRng;
 use crate::time::{serialization_time, SimTime};
 
 #[derive(Clone, Debug)]
-pub enum Destinations {
+pub(crate) enum Destinations {
     Fixed(HostId),
     /// Uniform over these hosts, the source itself excluded.
     UniformOver(Vec<HostId>),
@@ -30,7 +30,7 @@ pub enum Destinations {
 
 impl Destinations {
     /// A destination, uniform over the candidates (no draw for a fixed one).
-    pub fn pick(&self, rng: &mut SimRng) -> HostId {
+    pub(crate) fn pick(&self, rng: &mut SimRng) -> HostId {
         match self {
             Destinations::Fixed(d) => *d,
             Destinations::UniformOver(list) => list[rng.random_range(0..list.len())],
@@ -43,7 +43,7 @@ impl Destinations {
 }
 
 #[derive(Clone, Debug)]
-pub enum Pattern {
+pub(crate) enum Pattern {
     Bernoulli {
         slot: SimTime,
         gaps: Geometric,
@@ -55,24 +55,24 @@ pub enum Pattern {
     Saturate,
 }
 
-pub struct Source {
-    pub host: HostId,
-    pub node: u32,
-    pub dst: Destinations,
-    pub pattern: Pattern,
-    pub frame_bytes: u32,
-    pub start: SimTime,
-    pub stop: SimTime,
-    pub rng: SimRng,
+pub(crate) struct Source {
+    pub(crate) host: HostId,
+    pub(crate) node: u32,
+    pub(crate) dst: Destinations,
+    pub(crate) pattern: Pattern,
+    pub(crate) frame_bytes: u32,
+    pub(crate) start: SimTime,
+    pub(crate) stop: SimTime,
+    pub(crate) rng: SimRng,
     /// Saturating sources: whether the backlog is switched on.
-    pub active: bool,
+    pub(crate) active: bool,
     /// 802.1Q priority class of the frames.
-    pub priority: u8,
+    pub(crate) priority: u8,
 }
 
 impl Source {
     #[allow(clippy::too_many_arguments)]
-    pub fn bernoulli(
+    pub(crate) fn bernoulli(
         host: HostId,
         node: u32,
         dst: Destinations,
@@ -100,7 +100,7 @@ impl Source {
     }
 
     /// Time of the first arrival (or of switching a saturating source on).
-    pub fn first_arrival(&mut self) -> SimTime {
+    pub(crate) fn first_arrival(&mut self) -> SimTime {
         match &self.pattern {
             Pattern::Bernoulli { slot, gaps } => {
                 let skipped = gaps.sample(&mut self.rng);
@@ -111,7 +111,7 @@ impl Source {
     }
 
     /// Time of the arrival after one at `now`: Bernoulli gaps are 1 + Geometric(load) slots.
-    pub fn next_arrival(&mut self, now: SimTime) -> SimTime {
+    pub(crate) fn next_arrival(&mut self, now: SimTime) -> SimTime {
         match &self.pattern {
             Pattern::Bernoulli { slot, gaps } => {
                 let skipped = gaps.sample(&mut self.rng);
@@ -122,7 +122,7 @@ impl Source {
         }
     }
 
-    pub fn pick_destination(&mut self) -> HostId {
+    pub(crate) fn pick_destination(&mut self) -> HostId {
         self.dst.pick(&mut self.rng)
     }
 }

@@ -24,7 +24,7 @@ struct TraceRow {
 }
 
 /// Reads a trace, Parquet if the file name ends in `.parquet`, else CSV.
-pub fn read(
+pub(crate) fn read(
     file: &Path,
     host_index: &HashMap<&str, u32>,
     field: &str,
@@ -40,7 +40,7 @@ pub fn read(
 }
 
 /// Reads a CSV trace; errors name the scenario field, the file, and the line.
-pub fn read_csv(
+pub(crate) fn read_csv(
     file: &Path,
     host_index: &HashMap<&str, u32>,
     field: &str,
@@ -98,7 +98,7 @@ impl TraceRow {
 
 /// Reads a Parquet trace (columns by name; numbers of any integer or float type, hosts as
 /// strings, dictionary-encoded or not); errors name the field, the file and the row.
-pub fn read_parquet(
+pub(crate) fn read_parquet(
     file: &Path,
     host_index: &HashMap<&str, u32>,
     field: &str,
@@ -195,7 +195,7 @@ fn csv_reason(e: &csv::Error) -> String {
 
 /// Writes a workload as a trace that `read_csv` reads back to the same rows (floats are
 /// written in their shortest round-trip form).
-pub fn write_csv(
+pub(crate) fn write_csv(
     out: impl std::io::Write,
     rows: &[FlowRow],
     host_names: &[&str],
@@ -214,7 +214,7 @@ pub fn write_csv(
 }
 
 /// Reads `size_bytes cumulative_probability` lines (blank lines and `#` comments skipped).
-pub fn read_cdf(file: &Path, field: &str) -> Result<Vec<[f64; 2]>, ConfigError> {
+pub(crate) fn read_cdf(file: &Path, field: &str) -> Result<Vec<[f64; 2]>, ConfigError> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| ConfigError::field(field, format!("cannot read '{}': {e}", file.display())))?;
     let mut points = Vec::new();

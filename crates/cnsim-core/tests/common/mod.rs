@@ -4,8 +4,6 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
-pub mod one_host;
-
 use cnsim_core::{run_toml, ConfigError, Report, Scenario};
 use serde_json::Value;
 

@@ -72,10 +72,12 @@ pub fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSummary {
         for port in node.ports() {
             let Some(state) = &port.pfc else { continue };
             for c in 0..N_CLASSES {
-                xoff_sent[c] += state.xoff_frames_sent[c];
-                xon_sent[c] += state.xon_frames_sent[c];
-                received[c] += state.frames_received[c];
-                let t = state.paused_time(c, now);
+                let lane = state.lane(c);
+                let (xoff, xon) = lane.frames_sent();
+                xoff_sent[c] += xoff;
+                xon_sent[c] += xon;
+                received[c] += lane.frames_received();
+                let t = lane.paused_time(now);
                 if t > SimTime::ZERO {
                     paused[c].insert(port.name.clone(), t.as_secs_f64());
                 }

@@ -11,26 +11,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod pfc;
+pub use pfc::PfcSummary;
+
 use crate::cc::bcn::GiFormula;
 use crate::cc::dcqcn::{HaiStep, MarkOn, ParameterSet};
 use crate::cc::e2cm::{ProbeMeasures, StampCombine};
 use crate::cc::qcn::{FastRecoveryCmp, TrUpdate};
 use crate::cc::Scheme;
-use crate::flow_control::pfc_summary::{self, PfcSummary};
 use crate::flows::{FlowRecords, FlowSummary};
 use crate::net::Node;
-use crate::sim::Simulation;
+use crate::sim::{FinishedRun, WindowCounters};
 use crate::stats::{jain_fairness, ControlKind, DropPlace, HostCounters, TimeSeries};
-
-/// Per-host counter differences over the report window.
-#[derive(Clone, Debug)]
-pub struct WindowCounters {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub per_host: Vec<HostCounters>,
-    /// (port name, peak queue within the window) for every switch port.
-    pub port_peak_queue_bytes: Vec<(String, u64)>,
-}
+use crate::time::SimTime;
 
 pub struct Report {
     /// The typed [`Summary`] as JSON (key order kept), what `summary.json` holds.
@@ -275,28 +268,30 @@ impl Summary {
 }
 
 impl Report {
-    pub fn new(sim: &Simulation, wall_time_s: f64, window: Option<WindowCounters>) -> Report {
-        let flows = sim.flows.records(&sim.nodes);
-        let mut summary = Summary::new(sim, wall_time_s, window);
-        summary.flows = FlowSummary::new(&flows, &sim.workload);
+    /// The report of a finished run.
+    pub fn new(run: FinishedRun) -> Report {
+        let flows = run.net.flows.records(&run.net.nodes);
+        let mut summary = Summary::new(&run);
+        summary.flows = FlowSummary::new(&flows, &run.workload);
         Report {
             conserved: summary.frames.conserved,
             summary: serde_json::to_value(&summary).expect("a summary serialises"),
-            timeseries: sim.recorder.series.clone(),
+            resolved_toml: run.scenario.to_toml(),
+            timeseries: run.series,
             flows,
-            resolved_toml: sim.scenario.to_toml(),
         }
     }
 }
 
 impl Summary {
-    pub fn new(sim: &Simulation, wall_time_s: f64, window: Option<WindowCounters>) -> Summary {
-        let c = &sim.counters;
-        let in_flight = sim.data_frames_in_flight();
+    fn new(run: &FinishedRun) -> Summary {
+        let (net, wall_time_s) = (&run.net, run.wall_time_s);
+        let c = &net.counters;
+        let in_flight = net.data_frames_in_flight();
         let dropped_total = c.dropped_total();
-        let sim_time_s = sim.simulated_until().as_secs_f64();
-        let events = sim.q.processed();
-        let host_names: Vec<&str> = sim
+        let sim_time_s = run.simulated_until.as_secs_f64();
+        let events = net.q.processed();
+        let host_names: Vec<&str> = net
             .nodes
             .iter()
             .filter(|n| matches!(n, Node::Host(_)))
@@ -304,13 +299,13 @@ impl Summary {
             .collect();
         let dropped = |place: DropPlace| c.dropped[place as usize];
         let sent = |kind: ControlKind| c.control_sent[kind as usize];
-        let (per_port, per_switch) = per_port_and_switch(sim);
+        let (per_port, per_switch) = per_port_and_switch(&net.nodes, run.simulated_until);
         Summary {
-            scenario: sim.scenario.name.clone(),
-            seed: sim.scenario.seed,
+            scenario: run.scenario.name.clone(),
+            seed: run.scenario.seed,
             cnsim_version: env!("CARGO_PKG_VERSION").into(),
             sim_time_s,
-            completed: !sim.stopped_early,
+            completed: run.completed,
             wall_time_s,
             wall_s_per_sim_s: wall_time_s / sim_time_s,
             events,
@@ -358,17 +353,14 @@ impl Summary {
                 bytes: c.control_bytes,
                 bandwidth_bps: c.control_bytes as f64 * 8.0 / sim_time_s,
             },
-            variant: variant(&sim.scheme),
-            per_source: per_source(&host_names, &sim.host_counters(), sim_time_s),
+            variant: variant(&net.scheme),
+            per_source: per_source(&host_names, &net.host_counters(), sim_time_s),
             per_port,
             per_switch,
-            window: window.map(|w| window_summary(&host_names, &w)),
+            window: (run.window.as_ref()).map(|w| window_summary(&host_names, w)),
             flows: None,
-            pfc: sim
-                .scenario
-                .pfc
-                .as_ref()
-                .map(|spec| pfc_summary::summarize(spec, &sim.nodes, sim.simulated_until())),
+            pfc: (run.scenario.pfc.as_ref())
+                .map(|spec| pfc::summarize(spec, &net.nodes, run.simulated_until)),
         }
     }
 }
@@ -432,12 +424,11 @@ fn window_summary(names: &[&str], w: &WindowCounters) -> WindowSummary {
 
 type PortsAndSwitches = (BTreeMap<String, PortStats>, BTreeMap<String, SwitchStats>);
 
-fn per_port_and_switch(sim: &Simulation) -> PortsAndSwitches {
-    let now = sim.simulated_until();
+fn per_port_and_switch(nodes: &[Node], now: SimTime) -> PortsAndSwitches {
     let span_s = now.as_secs_f64();
     let mut ports = BTreeMap::new();
     let mut switches = BTreeMap::new();
-    for node in &sim.nodes {
+    for node in nodes {
         let Node::Switch(sw) = node else { continue };
         for (j, p) in sw.ports.iter().enumerate() {
             let throughput_bps = p.stats.data_tx_bytes as f64 * 8.0 / span_s;
@@ -450,7 +441,7 @@ fn per_port_and_switch(sim: &Simulation) -> PortsAndSwitches {
                     throughput_bps,
                     utilisation: throughput_bps / p.line_rate_bps,
                     dropped_frames: p.stats.dropped_frames,
-                    paused_frac: p.paused_time(now).as_secs_f64() / span_s,
+                    paused_frac: p.pause.paused_time(now).as_secs_f64() / span_s,
                     congestion_point: sw.cps[j].is_some(),
                     cp_messages: sw.cps[j].as_ref().map_or(0, |c| c.messages),
                     ecn_marked_frames: sw.cps[j].as_ref().and_then(|c| c.ecn_marked()).unwrap_or(0),

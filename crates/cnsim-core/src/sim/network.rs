@@ -1,0 +1,134 @@
+//! The network a run simulates: its elements, the clock and event queue, the global counters,
+//! the flow table and the scheme, with the dispatch of every element event (a frame's
+//! transmission and arrival, pause lanes, host wake-ups, receivers, RP timers). `Simulation`
+//! owns one and adds what a run has around it (sources, flow starts, rate changes, probes, the
+//! report window); the test kit (`testkit.rs`) owns one and adds scheduled test actions. So the
+//! tests drive the elements through the same dispatch as a run.
+
+use crate::cc::Scheme;
+use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
+use crate::flows::FlowTable;
+use crate::net::{Ctx, Node};
+use crate::stats::{Counters, HostCounters};
+
+pub(crate) struct Network {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) q: EventQueue,
+    pub(crate) counters: Counters,
+    pub(crate) flows: FlowTable,
+    pub(crate) scheme: Scheme,
+    /// Size of PAUSE/PFC frames on the wire.
+    pub(crate) control_bytes: u32,
+}
+
+impl Network {
+    pub(crate) fn new(
+        nodes: Vec<Node>,
+        flows: FlowTable,
+        scheme: Scheme,
+        control_bytes: u32,
+    ) -> Network {
+        Network {
+            nodes,
+            q: EventQueue::new(),
+            counters: Counters::default(),
+            flows,
+            scheme,
+            control_bytes,
+        }
+    }
+
+    /// The elements, and what they may touch besides themselves.
+    pub(crate) fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
+        (
+            &mut self.nodes,
+            Ctx {
+                q: &mut self.q,
+                counters: &mut self.counters,
+                flows: &mut self.flows,
+                scheme: &self.scheme,
+                control_bytes: self.control_bytes,
+            },
+        )
+    }
+
+    /// Hands an element event to the element it concerns. The run's own events (sources, flow
+    /// starts, rate changes, probes, window marks) belong to its owner.
+    #[inline]
+    pub(crate) fn dispatch(&mut self, ev: EventKind) {
+        match ev {
+            EventKind::TxDone { node, port } => self.on_tx_done(node, port),
+            EventKind::Arrive { node, port } => self.on_arrive(node, port),
+            EventKind::PauseExpire { node, port, lane } => {
+                let (nodes, mut ctx) = self.ctx();
+                nodes[node as usize].on_pause_expire(node, port, lane, &mut ctx);
+            }
+            EventKind::PauseRefresh { node, port, lane } => {
+                let (nodes, mut ctx) = self.ctx();
+                nodes[node as usize].on_pause_refresh(node, port, lane, &mut ctx);
+            }
+            EventKind::HostWake { node, generation } => {
+                let (nodes, mut ctx) = self.ctx();
+                if let Node::Host(h) = &mut nodes[node as usize] {
+                    h.on_wake(node, generation, &mut ctx);
+                }
+            }
+            EventKind::RxDone(node) => {
+                let (nodes, mut ctx) = self.ctx();
+                if let Node::Host(h) = &mut nodes[node as usize] {
+                    h.on_rx_done(node, &mut ctx);
+                }
+            }
+            EventKind::RpTimer { node, dst, ticket } => {
+                let (nodes, mut ctx) = self.ctx();
+                if let Node::Host(h) = &mut nodes[node as usize] {
+                    h.on_rp_timer(node, dst, ticket, &mut ctx);
+                }
+            }
+            other => unreachable!("{other:?} is not an element event"),
+        }
+    }
+
+    fn on_tx_done(&mut self, node: NodeIdx, port: PortIdx) {
+        let (nodes, mut ctx) = self.ctx();
+        let n = &mut nodes[node as usize];
+        if let Some(arrival) = n.port_mut(port).end_tx(ctx.q.now()) {
+            ctx.q.schedule(arrival, EventKind::Arrive { node, port });
+        }
+        ctx.counters.frame_hops += 1;
+        n.try_transmit(node, port, &mut ctx);
+    }
+
+    /// The head of `node`'s pipe on `port` reaches the peer.
+    fn on_arrive(&mut self, node: NodeIdx, port: PortIdx) {
+        let (nodes, mut ctx) = self.ctx();
+        let p = nodes[node as usize].port_mut(port);
+        let (frame, next) = p.pop_arrival();
+        if let Some(next) = next {
+            ctx.q.schedule(next, EventKind::Arrive { node, port });
+        }
+        let (peer, peer_port) = (p.peer_node, p.peer_port);
+        nodes[peer as usize].receive(peer, peer_port, frame, &mut ctx);
+    }
+
+    pub(crate) fn host_counters(&self) -> Vec<HostCounters> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Host(h) => Some(h.counters),
+                Node::Switch(_) => None,
+            })
+            .collect()
+    }
+
+    /// Data frames inside the network (queues, transmitters, links, receivers) right now.
+    pub(crate) fn data_frames_in_flight(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| match n {
+                Node::Host(h) => h.data_frames_held(),
+                Node::Switch(s) => s.data_frames_held(),
+            })
+            .sum()
+    }
+}
