@@ -372,6 +372,22 @@ def test_keep_none_leaves_only_the_table(tmp_path):
     assert done.runs[METRICS].notna().all().all()
 
 
+@pytest.mark.parametrize("bad", ["all", "Full", None, ["full"]])
+def test_a_bad_keep_is_refused_before_any_run(tmp_path, bad):
+    out = tmp_path / "study"
+    with pytest.raises(cnsim.SweepError, match=r"keep: expected one of none, summary, full"):
+        cnsim.sweep(tiny(), out=out, jobs=1, progress=False, keep=bad)
+    assert not out.exists()
+
+
+def test_the_cli_offers_the_keep_choices_the_api_takes():
+    got = runner.invoke(cli.app, ["sweep", "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert "none|summary|full" in got.output
+    bad = runner.invoke(cli.app, ["sweep", "x.toml", "--keep", "all"])
+    assert bad.exit_code == 2
+    assert "'all' is not one of 'none', 'summary', 'full'" in bad.output
+
+
 def test_aggregate_mean_std_and_t_interval(pool_study):
     sweep = pool_study.spec
     runs = pd.DataFrame(

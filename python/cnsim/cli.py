@@ -14,13 +14,13 @@ import tomllib
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cnsim import api
+from cnsim.sweeps.keep import Keep
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -217,14 +217,6 @@ INTERRUPTED = "interrupted: finished runs are saved; the same command resumes th
 RUN_INTERRUPTED = "interrupted: nothing was written (an earlier run's directory is unchanged)"
 
 
-class Keep(StrEnum):
-    """What a sweep keeps per run (runs.parquet is always written)."""
-
-    none = "none"
-    summary = "summary"
-    full = "full"
-
-
 @app.command()
 def sweep(
     spec: Annotated[
@@ -262,7 +254,7 @@ def sweep(
         client = execute.connect(dask) if dask else None
         try:
             study = sweeps.sweep(
-                spec, out=out, jobs=jobs, client=client, keep=keep.value, progress=not quiet
+                spec, out=out, jobs=jobs, client=client, keep=keep, progress=not quiet
             )
         except KeyboardInterrupt:
             print_line(INTERRUPTED, "yellow")
