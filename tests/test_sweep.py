@@ -577,12 +577,13 @@ def test_terminal_table_is_the_sweep_table_when_there_is_one(tmp_path):
 
 
 def test_a_list_valued_x_is_plotted_by_its_numeric_names_or_its_length(tmp_path):
-    from cnsim.sweeps import plots
+    from cnsim.plots import sweep as plots
+    from cnsim.sweeps.spec import PlotSpec
 
     senders = [["ep0", "ep1", "ep2"], ["ep0", "ep1"]]
     spec = tiny(grid={"traffic[0].hosts": senders}, replications=1)
     study = cnsim.sweep(spec, out=tmp_path / "len", jobs=1, progress=False)
-    plot = plots.PlotSpec(x="traffic[0].hosts", y="frames.delivered")
+    plot = PlotSpec(x="traffic[0].hosts", y="frames.delivered")
     table = study.aggregate(["frames.delivered"])
     by_length, text, ticks = plots._numeric_x(study, plot, table)
     assert sorted(by_length["traffic[0].hosts"]) == [2, 3]
