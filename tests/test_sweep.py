@@ -533,7 +533,7 @@ def _rendered(table) -> str:
 def test_terminal_table_names_list_values_and_cuts_long_ones(tmp_path):
     # A list-valued parameter is shown by its [sweep.names] name; without a name a long value
     # (a traffic list) is cut, never printed whole.
-    from cnsim.sweeps import terminal
+    from cnsim import terminal
 
     named = cnsim.sweep(
         tiny(
@@ -556,7 +556,7 @@ def test_terminal_table_names_list_values_and_cuts_long_ones(tmp_path):
 
 
 def test_terminal_table_is_the_sweep_table_when_there_is_one(tmp_path):
-    from cnsim.sweeps import terminal
+    from cnsim import terminal
 
     study = cnsim.sweep(
         tiny(

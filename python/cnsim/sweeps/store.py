@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from cnsim.report import strict_json
+from cnsim.outputs import SUMMARY_FILE, TIMESERIES_FILE, strict_json
 from cnsim.sweeps.keep import Keep
 from cnsim.sweeps.transient import SERIES_FILE
 
@@ -39,8 +39,6 @@ BASE_FILE = "base.toml"
 TABLE_FILE = "runs.parquet"
 RUNS_DIR = "runs"
 RECORD_FILE = "run.json"
-SUMMARY_FILE = "summary.json"
-TIMESERIES_FILE = "timeseries.parquet"
 PLOTS_DIR = "plots"
 TEMP_SUFFIX = ".tmp"
 

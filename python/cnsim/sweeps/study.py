@@ -27,9 +27,9 @@ from cnsim.sweeps.paths import extract, scalar_paths
 from cnsim.sweeps.result import SweepResult
 from cnsim.sweeps.spec import RUN_COLUMNS, Point, SweepSpec, load_sweep, replication_seed
 from cnsim.sweeps.store import Store
-from cnsim.sweeps.terminal import run_progress
 from cnsim.sweeps.transient import TABLE_FILE as TRANSIENT_TABLE_FILE
 from cnsim.sweeps.transient import transient_rule
+from cnsim.terminal import progress_bar
 
 POINT_TABLE_FILE = "table.csv"  # [sweep.table]: one row per point
 
@@ -223,7 +223,7 @@ def _execute(
     series = spec.transient is not None
     tasks = {run.key: run.task(spec.base_toml, keep, series) for run in todo}
     title = f"sweep {spec.name}"
-    with run_progress(len(tasks), title, enabled=progress) as advance:
+    with progress_bar(title, total=len(tasks), enabled=progress) as bar:
         stream = outcomes(list(tasks.values()), jobs=jobs, client=client)
         try:
             for outcome in stream:
@@ -231,7 +231,7 @@ def _execute(
                 store.write_run(record, outcome.summary, outcome.timeseries, outcome.series)
                 if outcome.summary is not None:
                     check(outcome.summary)
-                advance(outcome)
+                bar.advance(failed=outcome.status != "ok")
         finally:
             stream.close()  # cancels what has not started
 
