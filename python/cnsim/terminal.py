@@ -60,17 +60,19 @@ def in_jupyter() -> bool:
     """True inside a Jupyter kernel (where stderr is no terminal, so rich's bar draws nothing).
 
     A kernel has imported IPython before any cell runs; when it is not loaded this is no
-    kernel, and IPython (a tenth of a second) is not imported to find that out."""
+    kernel, and IPython (about 0.3 s to import) is not imported to find that out."""
     if "IPython" not in sys.modules:
         return False
-    from IPython import get_ipython
-
+    try:
+        from IPython import get_ipython
+    except ImportError:  # a module entry that is no IPython (a blocked import)
+        return False
     shell = get_ipython()
     return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
 
 
 class _Surface(Protocol):
-    """Where a bar is drawn: `show` gets the fraction done and the count text ("" for a run)."""
+    """Where a bar is drawn: `show` gets the fraction done and (a sweep) runs done and failed."""
 
     def show(self, fraction: float, done: int, failed: int) -> None: ...
 
