@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow.parquet
 import pytest
 
-from cnsim import report
+from cnsim import outputs
 from cnsim.result import Result
 
 CNSIM_RUN = [sys.executable, "-m", "cnsim.cli", "run"]
@@ -36,7 +36,7 @@ def test_reused_directory_keeps_no_file_of_the_earlier_run(make_result, tmp_path
     out = tmp_path / "run"
     first = make_result()  # has a report window: writes window_per_source.csv
     first.save(out, plots=False)
-    assert (out / report.WINDOW_TABLE_FILE).is_file()
+    assert (out / outputs.WINDOW_TABLE_FILE).is_file()
     second = make_result()
     second.summary.pop("window", None)
     second.summary["scenario"] = "second"
@@ -80,13 +80,13 @@ def test_a_full_disk_names_the_file_and_writes_no_summary(make_result, tmp_path,
 
 def test_summary_is_written_last(make_result, tmp_path, monkeypatch):
     order: list[str] = []
-    real_write = report._write
+    real_write = outputs._write
 
     def spy(path, fill):
         order.append(path.name)
         real_write(path, fill)
 
-    monkeypatch.setattr(report, "_write", spy)
+    monkeypatch.setattr(outputs, "_write", spy)
     make_result().save(tmp_path / "run", plots=False)
     assert order[-1] == "summary.json"
 
@@ -99,11 +99,11 @@ def test_killed_writer_leaves_old_or_new_never_a_mix(make_result, tmp_path):
     script = textwrap.dedent(
         f"""
         import os, signal
-        from cnsim import report
+        from cnsim import outputs
         from cnsim.result import Result
         def killed(new, out_dir):
             os.kill(os.getpid(), signal.SIGKILL)
-        report._replace_dir = killed
+        outputs._replace_dir = killed
         result = Result.load({str(out)!r})
         result.summary["scenario"] = "new"
         result.save({str(out)!r}, plots=False)
@@ -132,25 +132,25 @@ def test_a_directory_with_foreign_files_is_refused(make_result, tmp_path, setup,
         make_result().save(out, plots=False)
         assert (out / "summary.json").is_file()
         return
-    with pytest.raises(report.OutputError, match=message):
+    with pytest.raises(outputs.OutputError, match=message):
         make_result().save(out, plots=False)
     assert (out / "notes.txt").read_text() == "mine"
 
 
 def test_empty_and_working_directory_outputs_are_refused(make_result, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(report.OutputError, match="empty name"):
+    with pytest.raises(outputs.OutputError, match="empty name"):
         make_result().save("", plots=False)
-    with pytest.raises(report.OutputError, match="working directory"):
+    with pytest.raises(outputs.OutputError, match="working directory"):
         make_result().save(".", plots=False)
-    with pytest.raises(report.OutputError, match="working directory"):
+    with pytest.raises(outputs.OutputError, match="working directory"):
         make_result().save("..", plots=False)
     assert os.listdir(tmp_path) == []
 
 
 def test_a_file_in_the_way_is_refused(make_result, tmp_path):
     (tmp_path / "run").write_text("x")
-    with pytest.raises(report.OutputError, match="is a file"):
+    with pytest.raises(outputs.OutputError, match="is a file"):
         make_result().save(tmp_path / "run", plots=False)
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from cnsim import plots
+from cnsim.plots import run as run_plots
 from cnsim.result import Result
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -123,10 +124,10 @@ def test_unusable_specs_warn_and_are_skipped(make_result, tmp_path):
 
 def test_all_zero_series_are_hidden_unless_asked_for(make_result, tmp_path):
     result = make_result()
-    table, omitted = plots._drop_all_zero(result.series("queue_bytes"), explicit=False)
+    table, omitted = run_plots._drop_all_zero(result.series("queue_bytes"), explicit=False)
     assert list(table.columns) == ["core->ep4"]
     assert omitted == 1
-    table, omitted = plots._drop_all_zero(result.series("queue_bytes"), explicit=True)
+    table, omitted = run_plots._drop_all_zero(result.series("queue_bytes"), explicit=True)
     assert omitted == 0
     assert table.shape[1] == 2
 

@@ -372,6 +372,22 @@ def test_keep_none_leaves_only_the_table(tmp_path):
     assert done.runs[METRICS].notna().all().all()
 
 
+@pytest.mark.parametrize("bad", ["all", "Full", None, ["full"]])
+def test_a_bad_keep_is_refused_before_any_run(tmp_path, bad):
+    out = tmp_path / "study"
+    with pytest.raises(cnsim.SweepError, match=r"keep: expected one of none, summary, full"):
+        cnsim.sweep(tiny(), out=out, jobs=1, progress=False, keep=bad)
+    assert not out.exists()
+
+
+def test_the_cli_offers_the_keep_choices_the_api_takes():
+    got = runner.invoke(cli.app, ["sweep", "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert "none|summary|full" in got.output
+    bad = runner.invoke(cli.app, ["sweep", "x.toml", "--keep", "all"])
+    assert bad.exit_code == 2
+    assert "'all' is not one of 'none', 'summary', 'full'" in bad.output
+
+
 def test_aggregate_mean_std_and_t_interval(pool_study):
     sweep = pool_study.spec
     runs = pd.DataFrame(
@@ -517,7 +533,7 @@ def _rendered(table) -> str:
 def test_terminal_table_names_list_values_and_cuts_long_ones(tmp_path):
     # A list-valued parameter is shown by its [sweep.names] name; without a name a long value
     # (a traffic list) is cut, never printed whole.
-    from cnsim.sweeps import terminal
+    from cnsim import terminal
 
     named = cnsim.sweep(
         tiny(
@@ -540,7 +556,7 @@ def test_terminal_table_names_list_values_and_cuts_long_ones(tmp_path):
 
 
 def test_terminal_table_is_the_sweep_table_when_there_is_one(tmp_path):
-    from cnsim.sweeps import terminal
+    from cnsim import terminal
 
     study = cnsim.sweep(
         tiny(
@@ -561,12 +577,13 @@ def test_terminal_table_is_the_sweep_table_when_there_is_one(tmp_path):
 
 
 def test_a_list_valued_x_is_plotted_by_its_numeric_names_or_its_length(tmp_path):
-    from cnsim.sweeps import plots
+    from cnsim.plots import sweep as plots
+    from cnsim.sweeps.spec import PlotSpec
 
     senders = [["ep0", "ep1", "ep2"], ["ep0", "ep1"]]
     spec = tiny(grid={"traffic[0].hosts": senders}, replications=1)
     study = cnsim.sweep(spec, out=tmp_path / "len", jobs=1, progress=False)
-    plot = plots.PlotSpec(x="traffic[0].hosts", y="frames.delivered")
+    plot = PlotSpec(x="traffic[0].hosts", y="frames.delivered")
     table = study.aggregate(["frames.delivered"])
     by_length, text, ticks = plots._numeric_x(study, plot, table)
     assert sorted(by_length["traffic[0].hosts"]) == [2, 3]

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from cnsim import api, report
+from cnsim import api, outputs
 from cnsim.result import NativeTimeseries, Result, flows_frame, timeseries_frame
 from conftest import small_run
 
@@ -126,11 +126,11 @@ def window_summary(per_source: dict[str, dict[str, Any]]) -> dict[str, Any]:
 )
 def test_window_table_csv(per_source: dict[str, dict[str, Any]]) -> None:
     summary = window_summary(per_source)
-    frame = report.window_per_source(summary)
+    frame = outputs.window_per_source(summary)
     assert frame is not None
-    rows = report.window_rows(summary)
+    rows = outputs.window_rows(summary)
     assert rows is not None
-    assert report.window_csv(rows) == frame.to_csv(index=False)
+    assert outputs.window_csv(rows) == frame.to_csv(index=False)
 
 
 def test_a_dataframe_once_built_is_what_save_writes(tmp_path: Path) -> None:

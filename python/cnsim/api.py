@@ -12,8 +12,8 @@ import json
 import operator
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
@@ -337,7 +337,7 @@ def run(
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
     seed = check_seed(seed)
-    with _progress_context(progress) as callback:
+    with _progress_callback(progress) as callback:
         raw = native().run(
             text, overrides=pairs, seed=seed, progress=callback, base_dir=base_dir(scenario)
         )
@@ -369,18 +369,18 @@ def _refuse_sweep(scenario: Scenario, text: str) -> None:
     raise SweepError("this TOML is a sweep, not a scenario; run it with cnsim.sweep()")
 
 
-def _progress_context(progress: ProgressArg) -> Any:
+@contextmanager
+def _progress_callback(progress: ProgressArg) -> Iterator[Callable[[float], object] | None]:
+    """The native run's progress callback: the user's, the shared progress bar's, or none."""
     if callable(progress):
-        return nullcontext(progress)
-    if progress:
-        from cnsim import notebook
+        yield progress
+    elif progress:
+        from cnsim.terminal import progress_bar  # rich: only when a bar may be drawn
 
-        if notebook.in_jupyter():  # stderr is no terminal there: draw in the cell's output
-            return notebook.run_progress()
-        from cnsim.report import progress_bar
-
-        return progress_bar()
-    return nullcontext(None)
+        with progress_bar("simulating") as bar:
+            yield bar.update
+    else:
+        yield None
 
 
 def scenario_schema() -> dict[str, Any]:

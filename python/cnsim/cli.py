@@ -13,14 +13,14 @@ import re
 import tomllib
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
-from enum import StrEnum
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cnsim import api
+from cnsim.sweeps.keep import Keep
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -171,23 +171,23 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
 ) -> None:
     """Run a scenario and write scenario.toml, summary.json, timeseries.parquet, plots/."""
-    from cnsim import report
+    from cnsim import outputs
 
     with user_errors(), warnings_as_lines():
         if out is not None:  # a directory cnsim must not write into fails before the run
-            report.check_out_dir(out)
+            outputs.check_out_dir(out)
         try:
-            bar = nullcontext(None) if quiet else report.progress_bar(console(stderr=True))
-            with bar as callback:
-                result = api.run(scenario, seed=seed, set=overrides, progress=callback or False)
+            result = api.run(scenario, seed=seed, set=overrides, progress=not quiet)
             out_dir = Path(out) if out is not None else default_out_dir(result)
             result.save(out_dir, plots=not no_plots)
         except KeyboardInterrupt:
             print_line(RUN_INTERRUPTED, "yellow")
             raise typer.Exit(130) from None
     if not quiet:
-        console().print(report.summary_table(result, out_dir))
-        window = report.window_table(result.summary)
+        from cnsim import terminal  # rich: only when something is drawn
+
+        console().print(terminal.summary_table(result, out_dir))
+        window = terminal.window_table(result.summary)
         if window is not None:
             console().print(window)
 
@@ -215,14 +215,6 @@ def trace(
 
 INTERRUPTED = "interrupted: finished runs are saved; the same command resumes the sweep"
 RUN_INTERRUPTED = "interrupted: nothing was written (an earlier run's directory is unchanged)"
-
-
-class Keep(StrEnum):
-    """What a sweep keeps per run (runs.parquet is always written)."""
-
-    none = "none"
-    summary = "summary"
-    full = "full"
 
 
 @app.command()
@@ -253,8 +245,8 @@ def sweep(
     Exits with status 1 when some runs failed (their errors are in runs.parquet); running the
     same command again retries them and skips every run that finished.
     """
-    from cnsim import sweeps
-    from cnsim.sweeps import execute, terminal
+    from cnsim import sweeps, terminal
+    from cnsim.sweeps import execute
 
     with user_errors(), warnings_as_lines():
         if jobs is not None and dask:  # checked before connecting to the cluster
@@ -262,7 +254,7 @@ def sweep(
         client = execute.connect(dask) if dask else None
         try:
             study = sweeps.sweep(
-                spec, out=out, jobs=jobs, client=client, keep=keep.value, progress=not quiet
+                spec, out=out, jobs=jobs, client=client, keep=keep, progress=not quiet
             )
         except KeyboardInterrupt:
             print_line(INTERRUPTED, "yellow")

@@ -4,7 +4,8 @@ A result shows its headline numbers (simulated and wall time, frame accounting, 
 metrics), the per-source and per-port tables and its figures inline; a sweep shows its runs and
 the per-point statistics, with its figures when `plot()` has drawn them. Everything is one
 self-contained HTML string (figures as base64 PNG), so a saved notebook keeps them. Progress
-of a run or sweep started with progress on is an HTML bar updated in place.
+while a run or sweep works is the shared progress bar's (`terminal.progress_bar`), which draws
+in the cell here.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from __future__ import annotations
 import base64
 import html
 import io
-import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -137,17 +136,7 @@ def sweep_html(study: SweepResult) -> str:
     return "\n".join(part for part in parts if part)
 
 
-# ---------------------------------------------------------------- progress in Jupyter
-
-
-def in_jupyter() -> bool:
-    """True inside a Jupyter kernel (where stderr is no terminal, so rich's bar draws nothing)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+# ---------------------------------------------------------------- figures in Jupyter
 
 
 def show_figures_inline() -> None:
@@ -166,41 +155,3 @@ def show_figures_inline() -> None:
         return buffer.getvalue()
 
     shell.display_formatter.formatters["image/png"].for_type(Figure, png)
-
-
-def _bar_html(title: str, fraction: float, elapsed_s: float, extra: str = "") -> str:
-    percent = 100.0 * min(max(fraction, 0.0), 1.0)
-    return (
-        f"<div><progress value='{percent:.0f}' max='100' style='width:50%'></progress> "
-        f"{html.escape(title)} {percent:.0f}% ({elapsed_s:.1f} s){html.escape(extra)}</div>"
-    )
-
-
-@contextmanager
-def progress_bar(title: str = "simulating") -> Iterator[Callable[[float, str], None]]:
-    """A progress bar in the notebook's output (an HTML <progress> updated in place, no
-    widget library needed). Yields `update(fraction, extra_text)`; redraws at most once per
-    percent."""
-    from IPython.display import HTML, display
-
-    start = time.perf_counter()
-    handle = display(HTML(_bar_html(title, 0.0, 0.0)), display_id=True)
-    shown = -1
-
-    def update(fraction: float, extra: str = "") -> None:
-        nonlocal shown
-        percent = int(100 * min(max(fraction, 0.0), 1.0))
-        if percent != shown and handle is not None:
-            shown = percent
-            handle.update(HTML(_bar_html(title, fraction, time.perf_counter() - start, extra)))
-
-    yield update
-    if handle is not None:
-        handle.update(HTML(_bar_html(f"{title}: done", 1.0, time.perf_counter() - start)))
-
-
-@contextmanager
-def run_progress() -> Iterator[Callable[[float], None]]:
-    """The progress callback of one run (`cnsim.run(..., progress=True)`) in a notebook."""
-    with progress_bar("simulating") as update:
-        yield lambda fraction: update(fraction, "")

@@ -211,9 +211,9 @@ class Result:
     def figure(self, name: str) -> Figure:
         """One of the run's figures as a matplotlib Figure (no file written); in a notebook
         it displays itself. KeyError names the figures there are."""
-        from cnsim import notebook, plots
+        from cnsim import notebook, plots, terminal
 
-        if notebook.in_jupyter():
+        if terminal.in_jupyter():
             notebook.show_figures_inline()
         return plots.figure(self, name)
 
@@ -226,9 +226,9 @@ class Result:
 
     def save(self, out_dir: str | Path, plots: bool = True) -> Path:
         """Write the output contract (architecture.md, Outputs) to `out_dir` and return it."""
-        from cnsim import report
+        from cnsim import outputs
 
-        return report.write_run(self, out_dir, plots=plots)
+        return outputs.write_run(self, out_dir, plots=plots)
 
     def __repr__(self) -> str:
         sim = self.summary.get("sim_time_s")

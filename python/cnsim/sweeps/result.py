@@ -263,7 +263,7 @@ class SweepResult:
         Into the study's own `plots/` (no `out_dir`), figures an earlier spec drew and this one
         does not are removed, so that the folder never shows a stale figure as current.
         """
-        from cnsim.sweeps.plots import make_sweep_plots
+        from cnsim.plots.sweep import make_sweep_plots
 
         if out_dir is not None:
             return make_sweep_plots(self, Path(out_dir))

@@ -26,23 +26,19 @@ import os
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
-from cnsim.report import strict_json
+from cnsim.outputs import SUMMARY_FILE, TIMESERIES_FILE, strict_json
+from cnsim.sweeps.keep import Keep
 from cnsim.sweeps.transient import SERIES_FILE
-
-Keep = Literal["none", "summary", "full"]
-KEEP_CHOICES: tuple[Keep, ...] = ("none", "summary", "full")
 
 SPEC_FILE = "sweep.toml"
 BASE_FILE = "base.toml"
 TABLE_FILE = "runs.parquet"
 RUNS_DIR = "runs"
 RECORD_FILE = "run.json"
-SUMMARY_FILE = "summary.json"
-TIMESERIES_FILE = "timeseries.parquet"
 PLOTS_DIR = "plots"
 TEMP_SUFFIX = ".tmp"
 
@@ -94,7 +90,7 @@ class Store:
             return False
         if series and not _parquet_readable(self.series_path(key)):
             return False
-        return keep != "full" or _parquet_readable(self.timeseries_path(key))
+        return keep != Keep.full or _parquet_readable(self.timeseries_path(key))
 
     # ------------------------------------------------------------ writing
 

@@ -22,13 +22,14 @@ import pandas as pd
 from cnsim import api
 from cnsim.sweeps.errors import SweepError
 from cnsim.sweeps.execute import RunTask, outcomes
+from cnsim.sweeps.keep import Keep
 from cnsim.sweeps.paths import extract, scalar_paths
 from cnsim.sweeps.result import SweepResult
 from cnsim.sweeps.spec import RUN_COLUMNS, Point, SweepSpec, load_sweep, replication_seed
-from cnsim.sweeps.store import KEEP_CHOICES, Keep, Store
-from cnsim.sweeps.terminal import run_progress
+from cnsim.sweeps.store import Store
 from cnsim.sweeps.transient import TABLE_FILE as TRANSIENT_TABLE_FILE
 from cnsim.sweeps.transient import transient_rule
+from cnsim.terminal import progress_bar
 
 POINT_TABLE_FILE = "table.csv"  # [sweep.table]: one row per point
 
@@ -48,7 +49,7 @@ class PlannedRun:
     def task(self, base_toml: str, keep: Keep, series: bool = False) -> RunTask:
         """What a worker needs to execute it."""
         return RunTask(
-            self.key, base_toml, self.overrides, self.seed, keep == "full", keep_series=series
+            self.key, base_toml, self.overrides, self.seed, keep == Keep.full, keep_series=series
         )
 
 
@@ -58,7 +59,7 @@ def sweep(
     out: str | Path | None = None,
     jobs: int | None = None,
     client: Any = None,
-    keep: Keep = "summary",
+    keep: Keep | str = Keep.summary,
     progress: bool = True,
 ) -> SweepResult:
     """Run a sweep (a spec, a sweep preset, a file, TOML text or a dict) and return its table.
@@ -72,7 +73,8 @@ def sweep(
     if out is not None and not str(out).strip():
         raise SweepError("out: empty directory name (give --out DIR; --out . is this folder)")
     spec = spec if isinstance(spec, SweepSpec) else load_sweep(spec)
-    _check_options(keep, jobs, client)
+    keep = Keep.parse(keep)
+    _check_options(jobs, client)
     runs = plan(spec)
     store = Store(out if out is not None else default_out_dir(spec))
     store.prepare(spec.to_toml(header=_provenance(spec)), spec.base_toml)
@@ -89,19 +91,19 @@ def sweep(
     table = runs_table(spec, runs, store)
     store.write_table(table)
     reused = len(distinct) - len(todo)
-    result = SweepResult(spec, table, store.root, keep=keep, executed=len(todo), reused=reused)
+    result = SweepResult(
+        spec, table, store.root, keep=keep.value, executed=len(todo), reused=reused
+    )
     if series:
         store.write_text(TRANSIENT_TABLE_FILE, result.transient_table().to_csv(index=False))
     if spec.table:
         store.write_text(POINT_TABLE_FILE, result.point_table().to_csv(index=False))
-    if keep == "none":
+    if keep == Keep.none:
         store.drop_runs([run.key for run in runs])
     return result
 
 
-def _check_options(keep: str, jobs: int | None, client: Any) -> None:
-    if keep not in KEEP_CHOICES:
-        raise SweepError(f"keep: expected one of {', '.join(KEEP_CHOICES)} (got {keep!r})")
+def _check_options(jobs: int | None, client: Any) -> None:
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise SweepError(f"jobs: expected an integer >= 1 (got {jobs!r})")
     if jobs is not None and client is not None:
@@ -202,7 +204,7 @@ class MetricCheck:
     def against_store(self, store: Store, runs: Sequence[PlannedRun]) -> None:
         """Check before running when an earlier call left a finished run."""
         for run in runs:
-            if store.is_done(run.key, "summary"):
+            if store.is_done(run.key, Keep.summary):
                 self(store.summary(run.key))
                 return
 
@@ -221,7 +223,7 @@ def _execute(
     series = spec.transient is not None
     tasks = {run.key: run.task(spec.base_toml, keep, series) for run in todo}
     title = f"sweep {spec.name}"
-    with run_progress(len(tasks), title, enabled=progress) as advance:
+    with progress_bar(title, total=len(tasks), enabled=progress) as bar:
         stream = outcomes(list(tasks.values()), jobs=jobs, client=client)
         try:
             for outcome in stream:
@@ -229,7 +231,7 @@ def _execute(
                 store.write_run(record, outcome.summary, outcome.timeseries, outcome.series)
                 if outcome.summary is not None:
                     check(outcome.summary)
-                advance(outcome)
+                bar.advance(failed=outcome.status != "ok")
         finally:
             stream.close()  # cancels what has not started
 
@@ -248,7 +250,7 @@ def runs_table(spec: SweepSpec, runs: Sequence[PlannedRun], store: Store) -> pd.
 
 
 def _summary(store: Store, key: str) -> dict[str, Any] | None:
-    return store.summary(key) if store.is_done(key, "summary") else None
+    return store.summary(key) if store.is_done(key, Keep.summary) else None
 
 
 def default_metrics(summaries: Iterable[dict[str, Any] | None]) -> list[str]:

@@ -17,11 +17,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import MaxNLocator
 
 from cnsim import analysis, api
-from cnsim.plots import AXIS_NAMES, DPI, FIGSIZE, file_stem, value_unit
+from cnsim.plots.style import AXIS_NAMES, DPI, FIGSIZE, file_stem, stamp, value_unit
 from cnsim.sweeps.paths import parse_path
 from cnsim.sweeps.spec import PlotSpec
 
@@ -256,12 +255,8 @@ def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path) -> Path:
 
 def _stamped_png(fig: Figure, result: SweepResult, path: Path, extra: str = "") -> Path:
     """The study's provenance (name, replications, base seed) in a strip at the bottom."""
-    stamp = f"{result.spec.name}: {result.spec.replications} replications per point"
-    stamp += f", base seed {result.spec.seed}{extra}"
-    engine = fig.get_layout_engine()
-    if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
-        engine.set(rect=(0.0, 0.03, 1.0, 0.97))
-    fig.text(0.995, 0.005, stamp, ha="right", va="bottom", fontsize=7, color="0.5")
+    text = f"{result.spec.name}: {result.spec.replications} replications per point"
+    stamp(fig, text + f", base seed {result.spec.seed}{extra}")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)
     return path

@@ -1,14 +1,12 @@
 """The figures of a run, as the seeds draw them: throughput, queues, rates vs time; bars.
 
 Driven by the resolved scenario's [[report.plots]] tables (one function per `kind`), with a
-default set when a scenario names none. Figures are built on `matplotlib.figure.Figure`
-directly (rendered by Agg) rather than pyplot: no global state, no GUI backend, safe in threads
-and in a user's notebook session.
+default set when a scenario names none, plus the drops figure and the flow figures (`flows`).
+Drawn in the shared look of `style`.
 """
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,17 +16,28 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import MaxNLocator
 
 from cnsim import analysis
+from cnsim.plots.flows import flow_figure, flow_figure_names
+from cnsim.plots.style import (
+    AXIS_NAMES,
+    DPI,
+    FIGSIZE,
+    axis_label,
+    bar_width,
+    file_stem,
+    legend,
+    line_style,
+    new_figure,
+    stamp,
+    time_unit,
+    value_unit,
+)
 
 if TYPE_CHECKING:
     from cnsim.result import Result
 
-DPI = 120
-FIGSIZE = (8.0, 4.5)
-LEGEND_INSIDE_MAX = 6
 # A line with more samples than this (about the axes width in pixels) is drawn as a min/max band
 # per time bin plus the bin mean:
 # 18,000 samples of an oscillating queue on ~900 pixels would otherwise be a solid block.
@@ -38,62 +47,6 @@ ENVELOPE_BINS = 300
 STEP_METRICS = frozenset({"rp_rate_bps", "rp_target_bps", "rp_feedback", "cp_fb"})
 # The recovery gets a zoomed inset when it is shorter than this fraction of the time axis.
 RECOVERY_INSET_FRACTION = 0.05
-
-# Axis names in the seeds' words ("accepted throughput", "egress throughput", "occupancy").
-AXIS_NAMES = {
-    "host_offered_bps": "offered load",
-    "host_tx_bps": "accepted throughput",
-    "host_rx_bps": "delivered throughput",
-    "port_tx_bps": "egress throughput",
-    "queue_bytes": "queue length",
-    "switch_memory_bytes": "switch memory occupancy",
-    "rx_queue_bytes": "receive buffer",
-    "nic_queue_bytes": "NIC transmit queues",
-    "paused_frac": "time paused",
-    "pfc_paused_frac": "time paused (PFC class)",
-    "class_queue_bytes": "class queue length",
-    "dropped_frames": "dropped frames (cumulative)",
-    "rp_rate_bps": "rate limiter rate",
-    "rp_target_bps": "rate limiter target rate",
-    "cp_fb": "feedback Fb",
-    "cp_messages": "congestion messages (cumulative)",
-    "rp_feedback": "feedback held by the rate limiter",
-    "throughput_bps": "throughput",
-    "peak_queue_bytes": "peak queue",
-    "mean_queue_bytes": "mean queue",
-    "utilisation": "utilisation",
-}
-
-
-# ---------------------------------------------------------------- units
-
-
-def value_unit(metric: str, max_abs: float) -> tuple[float, str]:
-    """Divisor and unit label for a metric, from the unit in its name (style: units in names)."""
-    if metric.endswith("_bps"):
-        return (1e9, "Gb/s") if max_abs >= 1e8 or max_abs == 0 else (1e6, "Mb/s")
-    if metric.endswith("_bytes"):
-        return (1e6, "MB") if max_abs >= 1e7 else (1e3, "KB")
-    if metric.endswith("_frac"):
-        return 1.0, "fraction of interval"
-    if metric.endswith("_frames"):
-        return 1.0, "frames"
-    if metric.endswith("_messages"):
-        return 1.0, "messages"
-    return 1.0, ""
-
-
-def time_unit(span_s: float) -> tuple[float, str]:
-    """Multiplier and label for a time axis: ms up to one second of span, s beyond."""
-    return (1e3, "ms") if span_s <= 1.0 else (1.0, "s")
-
-
-def axis_label(metric: str, unit: str) -> str:
-    """Y axis label: the quantity in the seeds' words and its unit, unless the words already
-    say it ("dropped frames (cumulative)" needs no "(frames)")."""
-    name = AXIS_NAMES.get(metric, metric)
-    return f"{name} ({unit})" if unit and unit not in name else name
-
 
 # ---------------------------------------------------------------- plot kinds
 
@@ -121,7 +74,7 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     t_scale, t_unit = time_unit(span)
     v_scale, v_unit = value_unit(metric, float(np.nanmax(np.abs(table.to_numpy()), initial=0)))
 
-    fig, ax = _figure()
+    fig, ax = new_figure()
     dense = times.size > ENVELOPE_MAX_POINTS
     for index, column in enumerate(table.columns):
         values = table[column].to_numpy() / v_scale
@@ -146,7 +99,7 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     notes = [f"{omitted} all-zero not shown"] if omitted else []
     if dense:
         notes.append("band: min-max per bin, line: mean")
-    _legend(ax, table.shape[1], "; ".join(notes) or None)
+    legend(ax, table.shape[1], "; ".join(notes) or None)
     return fig
 
 
@@ -160,7 +113,7 @@ def _draw_line(
     *,
     dense: bool,
 ) -> None:
-    style: dict[str, Any] = {"lw": 1.0, "ls": _line_style(index), "label": label}
+    style: dict[str, Any] = {"lw": 1.0, "ls": line_style(index), "label": label}
     if dense:
         t, low, high, mean = envelope(times, values, ENVELOPE_BINS)
         (line,) = ax.plot(t, mean, **style)
@@ -230,8 +183,8 @@ def plot_bar(result: Result, spec: Mapping[str, Any]) -> Figure:
     heights = np.array([float(values[name] or 0.0) for name in chosen])
     v_scale, v_unit = value_unit(metric, float(np.max(np.abs(heights), initial=0)))
 
-    fig, ax = _figure()
-    bars = ax.bar(chosen, heights / v_scale, color="tab:blue", width=_bar_width(len(chosen)))
+    fig, ax = new_figure()
+    bars = ax.bar(chosen, heights / v_scale, color="tab:blue", width=bar_width(len(chosen)))
     ax.bar_label(bars, fmt="%.3g", fontsize="small", padding=2)
     ax.set_ylabel(axis_label(metric, v_unit))
     title = spec["title"] or f"{AXIS_NAMES.get(metric, metric).capitalize()} per {per}"
@@ -298,7 +251,7 @@ def plot_drops(result: Result, *, over_time: bool = True) -> Figure | None:
 def _drops_by_place(ax: Axes, dropped: Mapping[str, int], total: int) -> None:
     places = list(dropped)  # zeros too: "0 at the CP" is a result (seed 002)
     bars = ax.bar(
-        places, [dropped[p] for p in places], color="tab:red", width=_bar_width(len(places))
+        places, [dropped[p] for p in places], color="tab:red", width=bar_width(len(places))
     )
     ax.bar_label(bars, fontsize="small", padding=2)
     ax.set_ylabel("frames")
@@ -322,7 +275,7 @@ def _drops_over_time(ax: Axes, table: pd.DataFrame) -> None:
     ax.set_ylabel("dropped frames (cumulative)")
     ax.set_title("by node over time", fontsize="medium")
     ax.set_ylim(bottom=0)
-    _legend(ax, table.shape[1], None)
+    legend(ax, table.shape[1], None)
 
 
 PLOT_KINDS: dict[str, Callable[[Result, Mapping[str, Any]], Figure]] = {
@@ -370,13 +323,7 @@ def figure_names(result: Result) -> list[str]:
     dropped = result.summary.get("frames", {}).get("dropped", {}).get("total", 0)
     if DROPS not in names and dropped:
         names.append(DROPS)
-    return names + [n for n in _flow_figure_names(result) if n not in names]
-
-
-def _flow_figure_names(result: Result) -> list[str]:
-    from cnsim.flowplots import flow_figure_names  # flowplots draws with this module's helpers
-
-    return flow_figure_names(result)
+    return names + [n for n in flow_figure_names(result) if n not in names]
 
 
 def figure(result: Result, name: str) -> Figure:
@@ -396,14 +343,12 @@ def figure(result: Result, name: str) -> Figure:
         if drops is None:
             raise KeyError("no frame was dropped, so there is no drops figure")
         fig = drops
-    elif name in _flow_figure_names(result):
-        from cnsim.flowplots import flow_figure
-
+    elif name in flow_figure_names(result):
         fig = flow_figure(result, name)
     else:
         known = ", ".join(figure_names(result)) or "none"
         raise KeyError(f"no figure {name!r} in this run (figures: {known})")
-    _stamp(fig, result)
+    stamp(fig, f"{result.name}, seed {result.summary.get('seed')}")
     return fig
 
 
@@ -428,11 +373,6 @@ def make_plots(result: Result, out_dir: str | Path) -> list[Path]:
     return written
 
 
-def file_stem(name: str) -> str:
-    """A plot name made safe as a file name (the name comes from user-written TOML)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "plot"
-
-
 # ---------------------------------------------------------------- helpers
 
 
@@ -448,44 +388,3 @@ def _drop_all_zero(table: pd.DataFrame, *, explicit: bool) -> tuple[pd.DataFrame
     if len(keep) == 0:
         return table, 0
     return table[keep], table.shape[1] - len(keep)
-
-
-def _figure() -> tuple[Figure, Axes]:
-    fig = Figure(figsize=FIGSIZE, layout="constrained")
-    ax = fig.add_subplot()
-    ax.grid(alpha=0.3)
-    return fig, ax
-
-
-def _line_style(index: int) -> str:
-    """Solid for the first ten lines, then dashed, dotted: the colour cycle has ten colours."""
-    return ("-", "--", ":", "-.")[index // 10 % 4]
-
-
-def _bar_width(n_bars: int) -> float:
-    """Narrower bars when there are few, so one bar does not fill the axes."""
-    return 0.8 if n_bars > 3 else 0.5
-
-
-def _legend(ax: Axes, n_lines: int, title: str | None) -> None:
-    """Legend inside for a few lines, outside on the right (in columns) for many."""
-    if n_lines <= LEGEND_INSIDE_MAX:
-        ax.legend(fontsize="small", title=title, title_fontsize="small")
-        return
-    ax.legend(
-        fontsize="x-small",
-        title=title,
-        title_fontsize="x-small",
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        ncols=1 + (n_lines - 1) // 16,
-    )
-
-
-def _stamp(fig: Figure, result: Result) -> None:
-    """Stamp provenance (scenario, seed) in a reserved strip at the bottom."""
-    stamp = f"{result.name}, seed {result.summary.get('seed')}"
-    engine = fig.get_layout_engine()
-    if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
-        engine.set(rect=(0.0, 0.03, 1.0, 0.97))
-    fig.text(0.995, 0.005, stamp, ha="right", va="bottom", fontsize=7, color="0.5")

@@ -2,6 +2,7 @@
 
 Slowdown is FCT over the flow's FCT alone on an idle network (`ideal_fct_s`, computed by the
 core from the path's rates and latencies), the measure data-center transport studies report.
+A run's figure list (`run.figure_names`) includes these when the run completed any flow.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from cnsim.plots import _figure
+from cnsim.plots.style import new_figure
 
 if TYPE_CHECKING:
     from cnsim.result import Result
@@ -27,12 +28,13 @@ def flow_figure_names(result: Result) -> list[str]:
 
 
 def flow_figure(result: Result, name: str) -> Figure:
+    """One of `FLOW_FIGURES`, drawn from the run's completed flows."""
     done = result.flows[result.flows["completed"].astype(bool)]
     return FLOW_FIGURES[name](result, done)
 
 
 def fct_cdf_figure(result: Result, done: pd.DataFrame) -> Figure:
-    fig, ax = _figure()
+    fig, ax = new_figure()
     fct_us = np.sort(done["fct_s"].to_numpy()) * 1e6
     ax.step(fct_us, np.arange(1, len(fct_us) + 1) / len(fct_us), where="post")
     ax.set_xscale("log")

@@ -1,7 +1,9 @@
-"""How a run is reported: to disk (the output contract) and to the terminal.
+"""The files of a run: the output contract of docs/outputs.md, written in one place.
 
-The files and their names are the contract of architecture.md ("Outputs"); tests and users
-rely on them, so they are written in one place.
+scenario.toml, summary.json, timeseries.parquet, flows.parquet, window_per_source.csv and
+plots/*.png; tests and users rely on their names and content, and a sweep's store keeps the
+same summary.json. Written crash-consistently, and without pandas: Parquet through pyarrow from
+the native columns, the window table through the csv module (the same files pandas wrote).
 """
 
 from __future__ import annotations
@@ -13,22 +15,14 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
     from cnsim.result import Result
-
-    Row = tuple[str, str | Text]
-
-# rich (about 15 ms) is imported where a table or bar is drawn: `cnsim run -q` draws neither.
 
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
@@ -36,11 +30,6 @@ TIMESERIES_FILE = "timeseries.parquet"
 FLOWS_FILE = "flows.parquet"
 PLOTS_DIR = "plots"
 WINDOW_TABLE_FILE = "window_per_source.csv"
-
-
-# ---------------------------------------------------------------- files
-
-
 RUN_FILES = frozenset(
     {SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE, FLOWS_FILE, PLOTS_DIR, WINDOW_TABLE_FILE}
 )
@@ -53,7 +42,9 @@ class OutputError(OSError):
 
 
 def write_run(result: Result, out_dir: str | Path, *, plots: bool = True) -> Path:
-    """Write scenario.toml, summary.json, timeseries.parquet and plots/*.png into `out_dir`.
+    """Write the run's files into `out_dir`: scenario.toml, summary.json, timeseries.parquet,
+    plots/*.png (unless `plots` is false), and flows.parquet and the window table when the run
+    has them.
 
     Crash-consistent: everything is written into a hidden sibling directory, each file synced,
     summary.json last; the directory is then renamed into place (replacing an earlier run's
@@ -255,34 +246,6 @@ def window_csv(rows: list[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
-def window_table(summary: Mapping[str, Any]) -> Table | None:
-    """The window table for the terminal, with the window's totals as a caption."""
-    rows = window_rows(summary)
-    if not rows:
-        return None
-    from rich.table import Table
-
-    w = summary["window"]
-    title = f"window {w['start_s'] * 1e3:g}-{w['end_s'] * 1e3:g} ms, per source"
-    table = Table(title=title)
-    for column in ["source", "throughput (Gb/s)", "generated", "transmitted", "dropped at source"]:
-        table.add_column(column, justify="left" if column == "source" else "right")
-    for row in rows:
-        table.add_row(
-            str(row["source"]),
-            f"{row['throughput_gbps']:.2f}",
-            _count(row["frames_generated"]),
-            _count(row["frames_transmitted"]),
-            _count(row["frames_dropped_at_source"]),
-        )
-    table.caption = (
-        f"frames generated {_count(w.get('frames_generated'))}, "
-        f"received {_count(w.get('frames_received'))}; "
-        f"fairness index {_num(w.get('fairness_index'))}"
-    )
-    return table
-
-
 def strict_json(value: Any) -> Any:
     """Copy of a JSON-like value with NaN/inf as null and numpy scalars unwrapped."""
     if isinstance(value, Mapping):
@@ -294,180 +257,3 @@ def strict_json(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
-
-
-# ---------------------------------------------------------------- terminal
-
-
-@contextmanager
-def progress_bar(console: Console | None = None) -> Iterator[Callable[[float], None]]:
-    """A progress callback for the native run, drawing a bar on stderr when it is a terminal.
-
-    The callback gets the simulated fraction done; off a terminal it does nothing, so logs and
-    captured output stay clean.
-    """
-    if console is None:
-        from rich.console import Console
-
-        console = Console(stderr=True)
-    if not console.is_terminal:
-        yield lambda fraction: None
-        return
-    from rich.progress import (  # here: `cnsim run -q` and runs off a terminal draw no bar
-        BarColumn,
-        Progress,
-        TaskProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    columns = (
-        TextColumn("simulating"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("run", total=1.0)
-        yield lambda fraction: bar.update(task, completed=min(max(fraction, 0.0), 1.0))
-
-
-def summary_table(result: Result, out_dir: Path | None = None) -> Table:
-    """Short run summary: cost, frame accounting by place, control frames, metrics, outputs."""
-    from rich.table import Table
-    from rich.text import Text
-
-    s = result.summary
-    table = Table(title=f"cnsim: {result.name} (seed {s.get('seed')})", show_header=False)
-    table.add_column(style="bold")
-    table.add_column(overflow="fold")
-    rows = _cost_rows(s) + _frame_rows(s) + _control_rows(s) + _pfc_rows(s) + _flow_rows(s)
-    rows += _metric_rows(s.get("metrics", {}))
-    if out_dir is not None:
-        rows.append(("outputs", _outputs_text(out_dir)))
-    for label, value in rows:
-        # Text, not markup: entity names and values may hold brackets.
-        table.add_row(label, value if isinstance(value, Text) else Text(value))
-    return table
-
-
-def _cost_rows(s: Mapping[str, Any]) -> list[Row]:
-    return [
-        ("simulated", f"{_num(s.get('sim_time_s'))} s"),
-        ("wall time", f"{_num(s.get('wall_time_s'))} s"),
-        ("events", f"{_count(s.get('events'))} ({_rate(s.get('events_per_s'))} events/s)"),
-    ]
-
-
-def _frame_rows(s: Mapping[str, Any]) -> list[Row]:
-    frames = s.get("frames", {})
-    dropped = dict(frames.get("dropped", {}))
-    total = dropped.pop("total", sum(v for v in dropped.values() if isinstance(v, int | float)))
-    places = ", ".join(f"{k} {_count(v)}" for k, v in dropped.items() if v)
-    rows: list[Row] = [
-        ("frames generated", _count(frames.get("generated"))),
-        ("frames delivered", _count(frames.get("delivered"))),
-        ("frames dropped", _count(total) + (f" ({places})" if places else "")),
-        ("frames in flight", _count(frames.get("in_flight"))),
-    ]
-    if frames.get("conserved") is False:  # the core's own check failed: say so loudly
-        from rich.text import Text
-
-        broken = "VIOLATED: generated != delivered + dropped + in flight"
-        rows.append(("conservation", Text(broken, style="bold red")))
-    latency = s.get("latency_s")
-    if isinstance(latency, Mapping) and latency:
-        rows.append(
-            ("latency", f"mean {_num(latency.get('mean'))} s, max {_num(latency.get('max'))} s")
-        )
-    return rows
-
-
-def _control_rows(s: Mapping[str, Any]) -> list[Row]:
-    control = dict(s.get("control_frames", {}))
-    bandwidth = control.pop("bandwidth_bps", None)
-    control.pop("bytes", None)
-    kinds = ", ".join(f"{k} {_count(v)}" for k, v in control.items() if v) or "none"
-    if isinstance(bandwidth, int | float) and bandwidth:
-        kinds += f" ({_rate(bandwidth)}b/s)"
-    return [("control frames", kinds)]
-
-
-def _pfc_rows(s: Mapping[str, Any]) -> list[Row]:
-    """One line per PFC class: why it fired or not (the core words it)."""
-    pfc = s.get("pfc")
-    if not isinstance(pfc, Mapping):
-        return []
-    classes = pfc.get("classes", {})
-    return [(f"pfc class {c}", str(v.get("why", ""))) for c, v in classes.items()]
-
-
-def _flow_rows(s: Mapping[str, Any]) -> list[Row]:
-    """Flows started/completed and FCT, with the realised size and load beside the asked."""
-    f = s.get("flows")
-    if not f:
-        return []
-    rows: list[Row] = [
-        ("flows", f"{_count(f.get('completed'))} of {_count(f.get('started'))} completed"),
-        (
-            "flow completion",
-            f"mean {_seconds(f.get('fct_mean_s'))}, p50 {_seconds(f.get('fct_p50_s'))}, "
-            f"p99 {_seconds(f.get('fct_p99_s'))}; slowdown {_num(f.get('slowdown_mean'))}",
-        ),
-    ]
-    asked = f.get("requested_size_mean_bytes")
-    if asked is not None:
-        rows.append(
-            (
-                "flow workload",
-                f"mean size {_num(f.get('size_mean_bytes'))} B (asked {_num(asked)}), "
-                f"load {_num(f.get('load'))} (asked {_num(f.get('requested_load'))})",
-            )
-        )
-    return rows
-
-
-def _seconds(value: Any) -> str:
-    if value is None:
-        return "-"
-    return f"{value * 1e6:.1f} us" if value < 1e-3 else f"{value * 1e3:.3f} ms"
-
-
-def _metric_rows(metrics: Mapping[str, Any]) -> list[Row]:
-    rows: list[Row] = []
-    for name, value in metrics.items():
-        if isinstance(value, Mapping | list):
-            continue  # tables belong in summary.json, not in a one-line summary
-        rows.append((name, "-" if value is None else _num(value)))
-    return rows
-
-
-def _outputs_text(out_dir: Path) -> str:
-    names = [SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE]
-    if (out_dir / FLOWS_FILE).exists():
-        names.append(FLOWS_FILE)
-    n_plots = len(list((out_dir / PLOTS_DIR).glob("*.png")))
-    if n_plots:
-        names.append(f"{PLOTS_DIR}/ ({n_plots} PNG)")
-    return f"{out_dir}/  " + ", ".join(names)
-
-
-def _num(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, int):
-        return _count(value)
-    return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}"
-
-
-def _count(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) else str(value)
-
-
-def _rate(value: Any) -> str:
-    if not isinstance(value, int | float):
-        return str(value)
-    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.3g}"
