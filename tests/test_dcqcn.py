@@ -39,7 +39,7 @@ def test_incast_converges_to_fair_rates_without_loss(incast: cnsim.Result) -> No
     assert s["variant"] == {
         "scheme": "dcqcn",
         "parameter_set": "sigcomm2015",
-        "mark_on": "enqueue",
+        "mark_on": "dequeue",  # the preset marks on egress (issue 26)
         "hai_step": "qcn",
     }
 
@@ -82,3 +82,34 @@ def test_old_fluid_module_name_still_imports() -> None:
     # cnsim.dcqcn_fluid moved to cnsim.fluid.dcqcn (tests/test_fluid.py); the old name stays.
     assert dcqcn_fluid.fixed_point(8)["p"] == fluid_dcqcn.fixed_point(8)["p"]
     assert dcqcn_fluid.Model is fluid_dcqcn.DcqcnModel
+
+
+def _fixed_point_run(n: int, **overrides: object) -> dict[str, float]:
+    """One point of dcqcn-fixed-point (its preset settings) with N senders, 60 ms."""
+    base = cnsim.load_sweep("dcqcn-fixed-point").base_toml
+    hosts = [f"s{i}" for i in range(1, n + 1)]
+    metrics: dict[str, float] = cnsim.run(
+        base, set={"traffic[0].hosts": hosts, **overrides}
+    ).summary["metrics"]
+    return metrics
+
+
+def test_fixed_point_preset_settles_at_n_10_with_egress_marking() -> None:
+    # Issue 26: with marking at enqueue (the preset's setting before) the queue swung between
+    # empty and Kmax (64 +- 73 KB, the link 2.2 % idle). Marking at dequeue, as the paper's
+    # Broadcom-based switches do, it settles near the fluid fixed point (122.6 KB).
+    m = _fixed_point_run(10)
+    fluid_queue = fluid_dcqcn.fixed_point(10)["queue_bytes"]
+    assert m["steady_throughput_bps"] > 0.995 * LINE_RATE_BPS
+    assert m["steady_queue_std_bytes"] < 0.5 * m["steady_queue_mean_bytes"]
+    assert m["steady_queue_mean_bytes"] == pytest.approx(fluid_queue, rel=0.25)
+
+
+def test_the_enqueue_swing_is_the_queueing_delay_in_the_loop() -> None:
+    # Marking at enqueue adds the marked frame's wait q/C (24 us at 120 KB) to the loop; the
+    # same delay added to the links with marking at dequeue swings the same way.
+    enqueue = _fixed_point_run(10, **{"congestion.dcqcn.mark_on": "enqueue"})
+    delayed = _fixed_point_run(10, **{"links[64].delay_s": 21e-6})  # +40 us round trip
+    for m in (enqueue, delayed):
+        assert m["steady_queue_std_bytes"] > 0.8 * m["steady_queue_mean_bytes"]
+        assert m["steady_throughput_bps"] < 0.99 * LINE_RATE_BPS
