@@ -12,7 +12,7 @@ import tomllib
 import pytest
 
 import cnsim
-from cnsim.fluid import dcqcn
+from cnsim.fluid import dcqcn, qcn
 
 # SIGCOMM 2015 parameters at 40 Gb/s with 1 KB packets, in the model's units:
 # C = 40e9 / 8000 = 5e6 packets/s, R_AI = 40e6 / 8000 = 5000 packets/s, B = 10 MB / 1 KB = 1e4
@@ -118,3 +118,58 @@ def test_model_reads_the_resolved_scenario() -> None:
     assert m.feedback_delay_s == pytest.approx(4.4256e-6, rel=1e-9)
     with pytest.raises(ValueError, match=r"^congestion\.scheme"):
         dcqcn.model_from_scenario(tomllib.loads(cnsim.resolve("seed004-qcn")))
+
+
+# QCN: Alizadeh et al., Allerton 2008, section IV, as cnsim.fluid.qcn reads it (module docstring).
+
+
+def _seed004_qcn() -> tuple[qcn.QcnModel, int]:
+    return qcn.model_from_scenario(tomllib.loads(cnsim.resolve("seed004-qcn")))
+
+
+def test_qcn_model_reads_the_resolved_scenario() -> None:
+    m, n = _seed004_qcn()
+    assert n == 4
+    # The bottleneck's rate at t = 0 comes from its schedule (9.5 Gb/s), not its 10 Gb/s.
+    assert (m.capacity_bps, m.line_rate_bps) == (9.5e9, 10e9)
+    assert (m.qeq_bytes, m.w, m.gd, m.p, m.m) == (33_000, 2.0, 1 / 128, 0.01, 100)
+    # tau = 2 (1 us + 1 us) + (1500 B + 64 B) * 8 / 10 Gb/s on each of two hops = 6.5024 us;
+    # seed004-qcn-delay adds its delay line, 100 us each way on the RP links: 206.5024 us.
+    assert m.feedback_delay_s == pytest.approx(6.5024e-6, rel=1e-9)
+    delayed, _ = qcn.model_from_scenario(tomllib.loads(cnsim.resolve("seed004-qcn-delay")))
+    assert delayed.feedback_delay_s == pytest.approx(206.5024e-6, rel=1e-9)
+    with pytest.raises(ValueError, match=r"^congestion\.scheme"):
+        qcn.model_from_scenario(tomllib.loads(cnsim.resolve("dcqcn-incast")))
+
+
+def test_qcn_fixed_point_worked_by_hand() -> None:
+    # p = 1500/150000 = 0.01, m = 100 frames: (1-p)^-100 - 1 = e^1.00503 - 1 = 1.7320,
+    # (1-p)^500 = e^-5.02517 = 0.0065705. R_C* = 9.5 Gb/s / 4 = 2.375 Gb/s.
+    # R_T* - R_C* = 5 Mb/s * 0.0065705 / 1.7320 = 18,968 b/s
+    # G* = 5e6 * 0.0065705 / (2 * 2.375e9 * 1.7320^2) = 2.3056e-6
+    # q* = 33,000 + G* * 165,000 / (64/128) = 33,000.76 B: the queue settles at Q_eq.
+    m, n = _seed004_qcn()
+    fp = qcn.fixed_point(n, m)
+    assert fp["rate_bps"] == 2.375e9
+    assert fp["target_bps"] - fp["rate_bps"] == pytest.approx(18_968, rel=1e-3)
+    assert fp["cut"] == pytest.approx(2.3056e-6, rel=1e-3)
+    assert fp["queue_bytes"] == pytest.approx(33_000.76, abs=0.01)
+
+
+def test_qcn_time_course_settles_at_the_fixed_point() -> None:
+    m, n = _seed004_qcn()
+    # From line rate the start-up cut is deep and the byte-counter recovery slow: 0.1 s after
+    # the start the rates are still 1-5 % under C/N with an empty queue; by 0.25 s they are back.
+    traj = qcn.simulate(n, m, duration_s=0.25, step_s=1e-6)
+    tail = traj.window(0.24)
+    assert qcn.settles(traj, n, m)
+    assert tail.queue_bytes.mean() == pytest.approx(33_000.76, rel=0.01)
+    assert tail.rate_bps.mean() == pytest.approx(2.375e9, rel=1e-3)
+
+
+@pytest.mark.parametrize(("delay_s", "stable"), [(6.5e-6, True), (200e-6, True), (300e-6, False)])
+def test_qcn_stability_against_the_lag(delay_s: float, stable: bool) -> None:
+    # The model's own region at seed 004's 9.5 Gb/s and N = 4 (docs/fidelity.md): stable up
+    # to a lag between 250 and 300 us; seed004-qcn-delay's 206.5 us is inside it.
+    m, n = _seed004_qcn()
+    assert qcn.is_stable(n, qcn.replace(m, feedback_delay_s=delay_s)) is stable
