@@ -113,3 +113,22 @@ def test_the_enqueue_swing_is_the_queueing_delay_in_the_loop() -> None:
     for m in (enqueue, delayed):
         assert m["steady_queue_std_bytes"] > 0.8 * m["steady_queue_mean_bytes"]
         assert m["steady_throughput_bps"] < 0.99 * LINE_RATE_BPS
+
+
+def test_stability_sweep_grid_and_fluid_columns(tmp_path: Path) -> None:
+    spec = cnsim.load_sweep("dcqcn-stability")
+    assert [len(hosts) for hosts in spec.grid["traffic[0].hosts"]] == [2, 10, 64]
+    delays = [float(name) for name in spec.names["links[64].delay_s"]]
+    assert delays[0] == pytest.approx(4.4256e-6)
+    assert delays[-1] == pytest.approx(100e-6)
+    # The extra loop delay sits on the bottleneck link, half each way.
+    links = spec.grid["links[64].delay_s"]
+    assert links[-1] == pytest.approx(1e-6 + (100e-6 - 4.4256e-6) / 2)
+    # The fluid columns for two points of a table.csv (as `cnsim sweep` writes it).
+    pd.DataFrame({"n_flows": [2, 2], "feedback_delay_s": [4.4256e-6, 100e-6]}).to_csv(
+        tmp_path / "table.csv", index=False
+    )
+    fluid_dcqcn.add_stability_columns(str(tmp_path))
+    table = pd.read_csv(tmp_path / "table.csv")
+    assert table["fluid_stable"].tolist() == [True, True]
+    assert table["fluid_queue_bytes"].iloc[0] == pytest.approx(19_000, rel=0.02)

@@ -339,8 +339,60 @@ def with_delay(m: DcqcnModel, feedback_delay_s: float) -> DcqcnModel:
     return replace(m, feedback_delay_s=feedback_delay_s)
 
 
-def main() -> None:
-    """Prints the exact and the paper's approximate fixed point for the dcqcn-fixed-point N."""
+def fluid_columns(
+    n_flows: int,
+    feedback_delay_s: float,
+    m: DcqcnModel,
+    *,
+    window_s: tuple[float, float] = (0.03, 0.06),
+    duration_s: float = 0.1,
+) -> dict[str, float | bool]:
+    """The fluid model beside one packet run that starts at line rate: the mean queue over
+    `window_s` (the packet presets' steady window) and whether it settles by `duration_s` (a
+    slowly growing swing, as N = 10 at 85 us, shows only after the packet window)."""
+    traj = simulate(n_flows, replace(m, feedback_delay_s=feedback_delay_s), duration_s=duration_s)
+    tail = traj.window(*window_s)
+    return {
+        "fluid_queue_bytes": float(np.mean(tail.queue_bytes)),
+        "fluid_stable": settles(traj),
+    }
+
+
+def add_stability_columns(out_dir: str) -> None:
+    """Adds fluid_queue_bytes and fluid_stable to a `cnsim sweep dcqcn-stability` table.csv,
+    the model read from that sweep's scenario (its mark_on, parameters, links)."""
+    import tomllib
+    from pathlib import Path
+
+    import pandas as pd
+
+    import cnsim
+
+    path = Path(out_dir) / "table.csv"
+    table = pd.read_csv(path)
+    base = cnsim.load_sweep("dcqcn-stability").base_toml
+    model, _ = model_from_scenario(tomllib.loads(cnsim.resolve(base)))
+    rows = [
+        fluid_columns(int(n), float(d), model)
+        for n, d in zip(table["n_flows"], table["feedback_delay_s"], strict=True)
+    ]
+    for column in ("fluid_queue_bytes", "fluid_stable"):
+        table[column] = [row[column] for row in rows]
+    table.to_csv(path, index=False)
+    print(table.to_string(index=False))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """No argument: the exact and the paper's approximate fixed point for the
+    dcqcn-fixed-point N. `stability DIR`: add the fluid columns to DIR/table.csv."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["stability"] and len(args) == 2:
+        add_stability_columns(args[1])
+        return
+    if args:
+        raise SystemExit("usage: python -m cnsim.fluid.dcqcn [stability DIR]")
     print("n_flows,p,queue_bytes,alpha,approx_p,approx_queue_bytes")
     for n in (2, 4, 8, 10, 16, 32, 64):
         fp, ap = fixed_point(n), approx_fixed_point(n)
