@@ -101,6 +101,27 @@ def test_dcqcn_on_top_gives_the_victim_its_fair_rate() -> None:
     assert vs == pytest.approx(20e9, rel=0.1)
 
 
+def test_dcqcn_on_top_makes_the_unfairness_go_because_ecn_acts_before_pfc() -> None:
+    # Issue 26: XOFF (per ingress port) above Kmax (on the egress queue), as the DCQCN paper's
+    # buffer guideline asks. With XOFF 40 KB, below Kmax, PFC paused T4's inputs long before the
+    # queue was fully marked (1,840 XOFF in 60 ms) and H4 kept 12.3 Gb/s, Jain 0.979.
+    result = cnsim.run(
+        "pfc-unfairness",
+        set={
+            "congestion.scheme": "dcqcn",
+            "congestion.dcqcn.mark_on": "dequeue",
+            "duration_s": 0.06,
+            "report.window_s": [0.03, 0.06],
+        },
+    )
+    s = result.summary
+    assert s["frames"]["dropped"]["total"] == 0
+    assert s["control_frames"]["pfc_xoff"] < 50
+    assert s["metrics"]["fairness_index"] > 0.99
+    h4 = float(s["window"]["per_source"]["H4"]["throughput_bps"])
+    assert h4 == pytest.approx(10e9, rel=0.1)
+
+
 def test_victim_ecmp_sweep_shows_the_victim_slowed_as_t3_senders_join(tmp_path: Path) -> None:
     """Points 0 and 2 of the sweep (no sender and two senders under T3), 40 ECMP placements
     each: with none the victim never drops to 10 Gb/s; with two it usually does."""

@@ -25,8 +25,10 @@
 //!   (`hai_step = "qcn"`), or a constant R_HAI (`"constant"`, the Mellanox model).
 //! - The NP keys "per flow" by the data's source host: cnsim's RPs are per destination at the
 //!   source (hooks.md, "Limits"), so one CNP budget per source-destination pair is one per RP.
-//! - The RP is released (removed) once CR reaches the line rate, as QCN's is; a later CNP
-//!   installs a fresh one with alpha = `alpha_init`.
+//! - The RP is never released: back at line rate it keeps its state and its alpha keeps
+//!   decaying every K, so the next CNP cuts by the decayed alpha/2 (the paper's RP has no
+//!   release, unlike QCN's; a fresh RP would cut by `alpha_init`/2, half the rate). Its timers
+//!   keep running at line rate (one event per K per pair that has had a CNP).
 //! - Not modelled: the Mellanox model's batching of rate decreases and alpha updates into
 //!   fixed intervals (`RATE_DECREASE_INTERVAL`, `ALPHA_RESUME_INTERVAL` with a CNP-arrived
 //!   bit); here every CNP cuts at once and alpha decays on its own timer. PAUSE does not freeze
@@ -437,9 +439,10 @@ impl DcqcnRp {
         (self.timer_stage, self.byte_stage)
     }
 
-    /// Back at line rate: the RP no longer limits.
+    /// Never: a DCQCN RP outlives its return to line rate (SIGCOMM 2015's RP has no release;
+    /// its alpha keeps decaying until the next CNP).
     pub fn is_released(&self) -> bool {
-        self.cr_bps >= self.line_rate_bps
+        false
     }
 }
 
@@ -661,20 +664,38 @@ mod tests {
     }
 
     #[test]
-    fn released_at_line_rate() {
-        let p = DcqcnParams {
-            alpha_timer_s: 10.0,
-            ..DcqcnParams::default()
-        };
+    fn kept_at_line_rate_with_alpha_decaying_until_the_next_cnp() {
+        let p = DcqcnParams::default();
         let mut rp = DcqcnRp::new(10e9, &p, SimTime::ZERO);
         rp.on_cnp(SimTime::ZERO);
-        let mut n = 0;
-        while !rp.is_released() {
-            fire(&mut rp);
-            n += 1;
-            assert!(n < 200, "never released");
+        let mut now = SimTime::ZERO;
+        while rp.rate_bps() < 10e9 {
+            now = fire(&mut rp);
+            assert!(now < us(1e5), "never back at line rate");
         }
-        assert_eq!(rp.rate_bps(), 10e9);
+        // Back at line rate the RP stays (QCN's would be released and the next CNP would
+        // install a new one with alpha = 1, halving the rate).
+        assert!(!rp.is_released());
+        let back = now;
+        let alpha_back = rp.alpha();
+        // Its timers keep running and alpha keeps decaying, (1 - g) per K = 55 us.
+        while now < back + us(55.0 * 100.0) {
+            now = fire(&mut rp);
+            assert!(!rp.is_released());
+            assert_eq!(rp.rate_bps(), 10e9);
+        }
+        let decays = (rp.alpha() / alpha_back).ln() / (1.0 - p.g).ln();
+        assert!(
+            (decays - 100.0).abs() <= 1.0 + 1e-6,
+            "{decays} decays in 5.5 ms"
+        );
+        let alpha = rp.alpha();
+        assert!(alpha < 0.7 * alpha_back);
+        // The next CNP cuts by the decayed alpha / 2, not by half.
+        rp.on_cnp(now);
+        close(rp.rate_bps(), 10e9 * (1.0 - alpha / 2.0));
+        close(rp.target_rate_bps(), 10e9);
+        close(rp.alpha(), (1.0 - p.g) * alpha + p.g);
     }
 
     #[test]
