@@ -9,6 +9,9 @@ use crate::time::{MAX_RATE_BPS, MAX_TIME_S, MIN_RATE_BPS, MIN_TIME_S};
 /// fields are compared with integer counters).
 pub const MAX_BYTES: f64 = 9_007_199_254_740_992.0;
 
+/// Largest frame (a jumbo frame): data frames, control frames and the per-frame wire overhead.
+pub const MAX_FRAME_BYTES: u32 = 9216;
+
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ConfigError {
     /// The text is not valid TOML, or a value has the wrong type / an unknown key.

@@ -6,8 +6,13 @@ mod common;
 
 use common::*;
 
-const ELEMENTS: [(&str, &str); 6] = [
+const ELEMENTS: [(&str, &str); 8] = [
     ("switch.rs", include_str!("../src/net/switch.rs")),
+    (
+        "switch_pause.rs",
+        include_str!("../src/net/switch_pause.rs"),
+    ),
+    ("link_pause.rs", include_str!("../src/net/link_pause.rs")),
     ("host/mod.rs", include_str!("../src/net/host/mod.rs")),
     ("host/voq.rs", include_str!("../src/net/host/voq.rs")),
     ("host/nic.rs", include_str!("../src/net/host/nic.rs")),
@@ -21,31 +26,101 @@ const ELEMENTS: [(&str, &str); 6] = [
     ),
 ];
 
+const SCHEMES: [&str; 9] = [
+    "qcn",
+    "bcn",
+    "ecm",
+    "cnm",
+    "path_probe",
+    "pathprobe",
+    "dcqcn",
+    "cnp",
+    "e2cm",
+];
+
+/// A file's code, lowercase, without comment lines and without its inline unit tests (which
+/// may drive an element with a scheme's messages; test modules in files of their own are not
+/// read).
+fn code_of(text: &str) -> String {
+    let code: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .to_lowercase();
+    code.split("#[cfg(test)]\nmod tests {")
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 #[test]
 fn switches_and_hosts_name_no_scheme() {
     for (file, text) in ELEMENTS {
-        for scheme in [
-            "qcn",
-            "bcn",
-            "ecm",
-            "cnm",
-            "path_probe",
-            "pathprobe",
-            "dcqcn",
-            "e2cm",
-        ] {
-            let code: String = text
-                .lines()
-                .filter(|l| !l.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n")
-                .to_lowercase();
-            // Inline unit tests may drive an element with a scheme's messages.
-            let code = code
-                .split("#[cfg(test)]\nmod tests {")
-                .next()
-                .unwrap_or_default();
+        let code = code_of(text);
+        for scheme in SCHEMES {
             assert!(!code.contains(scheme), "{file} names the scheme '{scheme}'");
+        }
+    }
+}
+
+/// A scheme's name reaches its own file under `cc/` and its line in the registry
+/// (`cc/mod.rs`): the scenario's parsing, the network's build, the counters and the report
+/// take the schemes from the registry.
+#[test]
+fn outside_cc_no_file_names_a_scheme() {
+    let files = [
+        ("scenario/mod.rs", include_str!("../src/scenario/mod.rs")),
+        (
+            "scenario/validate.rs",
+            include_str!("../src/scenario/validate.rs"),
+        ),
+        ("sim/build.rs", include_str!("../src/sim/build.rs")),
+        ("stats/mod.rs", include_str!("../src/stats/mod.rs")),
+        ("report/mod.rs", include_str!("../src/report/mod.rs")),
+        (
+            "report/control_frames.rs",
+            include_str!("../src/report/control_frames.rs"),
+        ),
+        ("net/frame.rs", include_str!("../src/net/frame.rs")),
+    ];
+    for (file, text) in files {
+        // ECMP is routing, not ECM.
+        let code = code_of(text).replace("ecmp", "");
+        for scheme in SCHEMES {
+            assert!(!code.contains(scheme), "{file} names the scheme '{scheme}'");
+        }
+    }
+}
+
+/// `cc` sits below `net`: a frame reaches the hooks through `cc::HookFrame` and carries a
+/// `cc::CcMsg`, so the two do not import each other; nor does `cc` import the scenario, the
+/// simulation, the counters or the report, which all take the schemes from it.
+#[test]
+fn cc_imports_nothing_from_net() {
+    let files = [
+        ("cc/mod.rs", include_str!("../src/cc/mod.rs")),
+        ("cc/registry.rs", include_str!("../src/cc/registry.rs")),
+        ("cc/scheme.rs", include_str!("../src/cc/scheme.rs")),
+        ("cc/table.rs", include_str!("../src/cc/table.rs")),
+        ("cc/qcn.rs", include_str!("../src/cc/qcn.rs")),
+        ("cc/bcn.rs", include_str!("../src/cc/bcn.rs")),
+        ("cc/path_probe.rs", include_str!("../src/cc/path_probe.rs")),
+        ("cc/dcqcn.rs", include_str!("../src/cc/dcqcn.rs")),
+        ("cc/e2cm.rs", include_str!("../src/cc/e2cm.rs")),
+        ("cc/mark_all.rs", include_str!("../src/cc/mark_all.rs")),
+    ];
+    for (file, text) in files {
+        let code = code_of(text);
+        for net in [
+            "crate::net",
+            "net::",
+            "crate::sim",
+            "crate::scenario",
+            "crate::stats",
+            "crate::report",
+        ] {
+            assert!(!code.contains(net), "{file} imports from {net}");
         }
     }
 }

@@ -289,3 +289,126 @@ fn traffic_priority_must_be_a_class() {
         "must be a class in 0-7 (got 9)",
     );
 }
+
+/// Each scheme checks its own `[congestion.<scheme>]` table (`cc/<scheme>.rs`), every field
+/// once, whichever scheme runs; the errors name the field.
+#[test]
+fn scheme_tables_are_checked_by_their_scheme_whichever_runs() {
+    let cases = [
+        (
+            "qcn",
+            "qcn",
+            "qeq_bytes = 0",
+            "qeq_bytes",
+            "must be > 0 (got 0)",
+        ),
+        // The bound the counters hold, in the same check as the sign.
+        (
+            "qcn",
+            "qcn",
+            "qeq_bytes = 1e300",
+            "qeq_bytes",
+            "(0, 2^53] bytes",
+        ),
+        (
+            "none",
+            "qcn",
+            "cnm_bytes = 10",
+            "cnm_bytes",
+            "an Ethernet minimum",
+        ),
+        (
+            "none",
+            "qcn",
+            "cnm_bytes = 10000",
+            "cnm_bytes",
+            "[64, 9216]",
+        ),
+        (
+            "ecm",
+            "bcn",
+            "drift_interval_s = 1e9",
+            "drift_interval_s",
+            "must be in",
+        ),
+        (
+            "bcn",
+            "bcn",
+            "bcn00 = true",
+            "qsc_bytes",
+            "required when bcn00",
+        ),
+        (
+            "none",
+            "path_probe",
+            "probe_bytes = 1",
+            "probe_bytes",
+            "[64, 9216]",
+        ),
+        ("qcn", "dcqcn", "g = 0", "g", "must be in (0, 1]"),
+        (
+            "dcqcn",
+            "dcqcn",
+            "kmax_bytes = 1",
+            "kmax_bytes",
+            "above kmin_bytes",
+        ),
+        (
+            "dcqcn",
+            "dcqcn",
+            "parameter_set = \"x\"",
+            "parameter_set",
+            "unknown variant",
+        ),
+        ("e2cm", "e2cm", "w = -1", "w", "must be >= 0"),
+        ("none", "e2cm", "rmin_bps = 0", "rmin_bps", "must be > 0"),
+        ("qcn", "qcn", "qeq = 1", "qeq", "unknown field"),
+    ];
+    for (scheme, table, body, field, reason) in cases {
+        let raw = format!("[congestion]\nscheme = \"{scheme}\"\n[congestion.{table}]\n{body}");
+        let text = base().raw(&raw).build();
+        let path = format!("congestion.{table}.{field}");
+        assert_field_error(&error_of(&text, &[]), &path, reason);
+    }
+    // E2CM's fine loop follows its coarse loop's BCN(0,0), which needs a threshold.
+    let raw = "[congestion]\nscheme = \"e2cm\"\n[congestion.bcn]\nbcn00 = true\n\
+               qsc_bytes = 1e6\n[congestion.e2cm]\nqsc_bytes = 0";
+    let e = error_of(&base().raw(raw).build(), &[]);
+    assert_field_error(&e, "congestion.e2cm.qsc_bytes", "must be > 0");
+}
+
+#[test]
+fn an_unknown_scheme_lists_the_registered_names() {
+    let text = base().raw("[congestion]\nscheme = \"tcp\"").build();
+    assert_field_error(
+        &error_of(&text, &[]),
+        "congestion.scheme",
+        "unknown variant `tcp`, expected one of `none`, `qcn`, `bcn`, `ecm`, `path_probe`, \
+         `dcqcn`, `e2cm`",
+    );
+    let text = base().raw("[congestion]\nscheme = 3").build();
+    assert_field_error(&error_of(&text, &[]), "congestion.scheme", "invalid type");
+}
+
+/// A scheme's table is checked with the scenario's other fields, before the `[limits]` caps
+/// (which only estimate what a valid scenario costs).
+#[test]
+fn a_scheme_table_error_comes_before_the_resource_caps() {
+    for (scheme, body, path) in [
+        ("dcqcn", "g = 0", "congestion.dcqcn.g"),
+        (
+            "path_probe",
+            "probe_bytes = 1",
+            "congestion.path_probe.probe_bytes",
+        ),
+        ("e2cm", "w = -1", "congestion.e2cm.w"),
+    ] {
+        let table = path.split('.').nth(1).unwrap();
+        let raw = format!(
+            "[limits]\nmax_events = 1\n[congestion]\nscheme = \"{scheme}\"\n\
+             [congestion.{table}]\n{body}"
+        );
+        let e = error_of(&base().raw(&raw).build(), &[]);
+        assert_eq!(e.path(), Some(path), "{e}");
+    }
+}

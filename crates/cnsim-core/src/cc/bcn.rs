@@ -54,11 +54,13 @@ use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::{
+    check_frame_bytes, lay_table_over, Carried, CcScheme, CongestionSpec, CpFrame, MessageKind,
+    Named, NoNp, Pacing, Registered, NO_TAG,
+};
 use crate::error::{Check, ConfigError};
-use crate::net::frame::NO_TAG;
 use crate::rng::{jitter_factor, SimRng};
-use crate::stats::ControlKind;
-use crate::time::SimTime;
+use crate::time::{SimTime, MAX_RATE_BPS};
 
 /// TOML table `[congestion.bcn]`. All sizes in bytes in the file; feedback arithmetic in fb
 /// units of `fb_unit_bytes`.
@@ -220,10 +222,12 @@ impl BcnParams {
         }
     }
 
+    /// Checks every field, each once (sizes, times and rates also within what the clock and
+    /// the counters hold); errors name the field as `<path>.<field>`.
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         c.positive("fb_unit_bytes", self.fb_unit_bytes)?;
-        c.positive("qeq_bytes", self.qeq_bytes)?;
+        c.bytes_positive("qeq_bytes", self.qeq_bytes)?;
         c.non_negative("w", self.w)?;
         self.sampling.validate(&sub_path(path, "sampling"))?;
         check_clamp_range(&c, "qoff_range", self.qoff_range)?;
@@ -233,7 +237,7 @@ impl BcnParams {
         if self.bcn00 && self.qsc_bytes.is_none() {
             return Err(c.fail("qsc_bytes", "required when bcn00 = true"));
         }
-        c.non_negative("bcn00_stop_max_s", self.bcn00_stop_max_s)?;
+        c.time_non_negative("bcn00_stop_max_s", self.bcn00_stop_max_s)?;
         if let Some(p) = self.oversample_probability {
             c.in_open_closed("oversample_probability", p, 0.0, 1.0)?;
             if self.qsc_bytes.is_none() {
@@ -244,20 +248,21 @@ impl BcnParams {
     }
 
     fn validate_rp(&self, c: &Check) -> Result<(), ConfigError> {
-        c.positive("ru_bps", self.ru_bps)?;
+        c.rate("ru_bps", self.ru_bps)?;
         check_optional_positive(c, "gi", self.gi)?;
         check_optional_positive(c, "gd", self.gd)?;
         c.positive("gi_scale", self.gi_scale)?;
-        c.positive("rmin_bps", self.rmin_bps)?;
-        c.positive("drift_interval_s", self.drift_interval_s)?;
+        c.rate("rmin_bps", self.rmin_bps)?;
+        c.time_positive("drift_interval_s", self.drift_interval_s)?;
         c.positive("drift_step_bps", self.drift_step_bps)?;
+        c.in_range("drift_step_bps", self.drift_step_bps, 0.0, MAX_RATE_BPS, "b/s")?;
         if self.bcn_bytes < 64 {
             return Err(c.fail(
                 "bcn_bytes",
                 format!("must be >= 64 (got {})", self.bcn_bytes),
             ));
         }
-        Ok(())
+        check_frame_bytes(c, "bcn_bytes", self.bcn_bytes)
     }
 
     /// Qeq in feedback units.
@@ -708,13 +713,184 @@ pub struct BcnMsg {
 }
 
 impl BcnMsg {
-    pub fn control_kind(&self) -> ControlKind {
+    /// Its place in [`Bcn::CONTROL_KINDS`]: negative, positive, BCN-MAX, BCN(0,0).
+    fn kind_index(&self) -> usize {
         match self.feedback.kind {
-            BcnKind::ZeroZero => ControlKind::Bcn00,
-            BcnKind::Max => ControlKind::BcnMax,
-            BcnKind::Normal if self.feedback.fb > 0.0 => ControlKind::BcnPositive,
-            BcnKind::Normal => ControlKind::BcnNegative,
+            BcnKind::Normal if self.feedback.fb > 0.0 => 1,
+            BcnKind::Normal => 0,
+            BcnKind::Max => 2,
+            BcnKind::ZeroZero => 3,
         }
+    }
+}
+
+/// The name of BCN with ECM's defaults.
+pub const ECM: &str = "ecm";
+
+// What the summary says ran (a comment: the summary's schema describes
+// the variant by its fields).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BcnVariant {
+    /// `bcn`, `bcn+max`, `ecm+max+00`...
+    pub name: String,
+}
+
+/// BCN as registered: `scheme = "bcn"` and `"ecm"` (BCN over ECM's defaults),
+/// `[congestion.bcn]`; CP and RP, no NP.
+pub struct Bcn;
+
+impl Bcn {
+    /// The table's defaults under `selected`: ECM's under "ecm", plain BCN's otherwise.
+    fn defaults(selected: &str) -> BcnParams {
+        if selected == ECM {
+            BcnParams::ecm()
+        } else {
+            BcnParams::default()
+        }
+    }
+}
+
+impl CcScheme for Bcn {
+    type Params = BcnParams;
+    type Config = BcnParams;
+    type Msg = BcnMsg;
+    type Cp = BcnCp;
+    type Rp = BcnRp;
+    type Np = NoNp;
+    type Variant = BcnVariant;
+
+    const NAMES: &'static [Named] = &[
+        Named {
+            name: "bcn",
+            doc: "",
+        },
+        Named {
+            name: ECM,
+            doc: "BCN with ECM's defaults (`BcnParams::ecm`), overridden by `[congestion.bcn]`.",
+        },
+    ];
+    const CONTROL_KINDS: &'static [Named] = &[
+        Named {
+            name: "bcn_negative",
+            doc: "",
+        },
+        Named {
+            name: "bcn_positive",
+            doc: "",
+        },
+        Named {
+            name: "bcn_max",
+            doc: "",
+        },
+        Named {
+            name: "bcn_00",
+            doc: "",
+        },
+    ];
+
+    /// Under "ecm" the user's `[congestion.bcn]` keys are laid over ECM's defaults, so a
+    /// partial table keeps ECM's values (not plain BCN's) for what it leaves out.
+    fn prepare(congestion: &mut toml::Table, selected: &str) -> Result<(), ConfigError> {
+        if selected == ECM {
+            lay_table_over(congestion, Self::TABLE, &BcnParams::ecm());
+        }
+        Ok(())
+    }
+
+    fn fill_defaults(spec: &mut CongestionSpec, selected: &str) {
+        spec.bcn.get_or_insert_with(|| Self::defaults(selected));
+    }
+
+    fn validate(params: &BcnParams, _: &CongestionSpec, path: &str) -> Result<(), ConfigError> {
+        params.validate(path)
+    }
+
+    fn resolve(spec: &CongestionSpec, selected: &str) -> BcnParams {
+        spec.bcn.clone().unwrap_or_else(|| Self::defaults(selected))
+    }
+
+    fn variant(p: &BcnParams) -> BcnVariant {
+        BcnVariant {
+            name: p.variant_name(),
+        }
+    }
+
+    fn kind(m: &BcnMsg) -> MessageKind {
+        Self::message_kind(m.kind_index())
+    }
+
+    fn msg_bytes(_: &BcnMsg, p: &BcnParams) -> u32 {
+        p.bcn_bytes
+    }
+
+    fn new_cp(p: &BcnParams, cpid: u32, rng: &mut SimRng) -> BcnCp {
+        BcnCp::new(p, cpid, rng)
+    }
+
+    fn on_enqueue(
+        cp: &mut BcnCp,
+        frame: CpFrame<'_, BcnMsg>,
+        queue_bytes: u64,
+        cpid: u32,
+        rng: &mut SimRng,
+    ) -> Option<BcnMsg> {
+        match frame.payload {
+            Carried::Data => cp
+                .on_data_enqueue(queue_bytes, frame.bytes, frame.rl_tag, rng)
+                .map(|feedback| BcnMsg { feedback, cpid }),
+            _ => None,
+        }
+    }
+
+    fn last_fb(cp: &BcnCp) -> f64 {
+        cp.last_fb()
+    }
+
+    /// Only negative feedback installs a limiter.
+    fn install(
+        p: &BcnParams,
+        m: &BcnMsg,
+        line_rate_bps: f64,
+        now: SimTime,
+        _: &mut SimRng,
+    ) -> Option<BcnRp> {
+        m.feedback
+            .is_negative()
+            .then(|| BcnRp::new(line_rate_bps, p, m.cpid, now))
+    }
+
+    fn on_feedback(rp: &mut BcnRp, m: &BcnMsg, now: SimTime, rng: &mut SimRng) {
+        rp.on_bcn(&m.feedback, m.cpid, now, rng);
+    }
+
+    fn rate_bps(rp: &BcnRp) -> f64 {
+        rp.rate_bps()
+    }
+
+    fn stopped_until(rp: &BcnRp) -> SimTime {
+        rp.stopped_until()
+    }
+
+    /// Frames carry the CPID of the limiter's tag (positive feedback goes to them only).
+    fn pacing(rp: &BcnRp) -> Pacing {
+        Pacing {
+            rate_bps: rp.rate_bps(),
+            tag: rp.cpid(),
+            bucket_bytes: 0.0,
+        }
+    }
+
+    fn timer(rp: &BcnRp) -> Option<(SimTime, u32)> {
+        rp.drift_deadline().map(|t| (t, rp.drift_generation()))
+    }
+
+    fn on_timer(rp: &mut BcnRp, generation: u32, now: SimTime, _: &mut SimRng) {
+        rp.on_drift(generation, now);
+    }
+
+    fn is_released(rp: &BcnRp) -> bool {
+        rp.is_released()
     }
 }
 

@@ -40,8 +40,11 @@ use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::{
+    lay_table_over, Carried, CcScheme, CongestionSpec, CpFrame, HostId, MessageKind, Named,
+    NpFrame, Pacing, Registered, NO_TAG,
+};
 use crate::error::{Check, ConfigError};
-use crate::net::frame::HostId;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
@@ -443,6 +446,180 @@ impl DcqcnRp {
     /// its alpha keeps decaying until the next CNP).
     pub fn is_released(&self) -> bool {
         false
+    }
+}
+
+// What the summary says ran (a comment: the summary's schema describes
+// the variant by its fields).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnVariant {
+    pub parameter_set: ParameterSet,
+    pub mark_on: MarkOn,
+    pub hai_step: HaiStep,
+}
+
+/// DCQCN as registered: `scheme = "dcqcn"`, `[congestion.dcqcn]` (over a named parameter set).
+pub struct Dcqcn;
+
+impl CcScheme for Dcqcn {
+    type Params = DcqcnParams;
+    type Config = DcqcnParams;
+    type Msg = Cnp;
+    type Cp = DcqcnCp;
+    type Rp = DcqcnRp;
+    type Np = DcqcnNp;
+    type Variant = DcqcnVariant;
+
+    const NAMES: &'static [Named] = &[Named {
+        name: "dcqcn",
+        doc: "DCQCN (SIGCOMM 2015): ECN marking at switches, CNPs from receivers, per-pair RPs.",
+    }];
+    const CONTROL_KINDS: &'static [Named] = &[Named {
+        name: "dcqcn_cnp",
+        doc: "DCQCN congestion notification packets, receiver to sender (scheme `dcqcn`).",
+    }];
+
+    /// `parameter_set = "..."`: the table's other keys are laid over the named set's values
+    /// (whichever scheme runs), so a partial table keeps the set's values for what it leaves
+    /// out.
+    fn prepare(congestion: &mut toml::Table, _selected: &str) -> Result<(), ConfigError> {
+        let Some(toml::Value::Table(user)) = congestion.get(Self::TABLE) else {
+            return Ok(());
+        };
+        let Some(name) = user.get("parameter_set") else {
+            return Ok(());
+        };
+        let set: ParameterSet = name.clone().try_into().map_err(|e: toml::de::Error| {
+            let path = format!("congestion.{}.parameter_set", Self::TABLE);
+            ConfigError::field(path, e.message().to_string())
+        })?;
+        lay_table_over(congestion, Self::TABLE, &DcqcnParams::of_set(set));
+        Ok(())
+    }
+
+    fn fill_defaults(spec: &mut CongestionSpec, _selected: &str) {
+        spec.dcqcn.get_or_insert_with(DcqcnParams::default);
+    }
+
+    fn validate(params: &DcqcnParams, _: &CongestionSpec, path: &str) -> Result<(), ConfigError> {
+        params.validate(path)
+    }
+
+    fn resolve(spec: &CongestionSpec, _selected: &str) -> DcqcnParams {
+        spec.dcqcn.clone().unwrap_or_default()
+    }
+
+    fn variant(p: &DcqcnParams) -> DcqcnVariant {
+        DcqcnVariant {
+            parameter_set: p.parameter_set,
+            mark_on: p.mark_on,
+            hai_step: p.hai_step,
+        }
+    }
+
+    fn kind(_: &Cnp) -> MessageKind {
+        Self::message_kind(0)
+    }
+
+    fn msg_bytes(_: &Cnp, p: &DcqcnParams) -> u32 {
+        p.cnp_bytes
+    }
+
+    fn new_cp(p: &DcqcnParams, _cpid: u32, _: &mut SimRng) -> DcqcnCp {
+        DcqcnCp::new(p)
+    }
+
+    fn on_enqueue(
+        cp: &mut DcqcnCp,
+        frame: CpFrame<'_, Cnp>,
+        queue_bytes: u64,
+        _cpid: u32,
+        rng: &mut SimRng,
+    ) -> Option<Cnp> {
+        if let Carried::Data = frame.payload {
+            *frame.ecn_ce |= cp.should_mark(MarkOn::Enqueue, queue_bytes, rng);
+        }
+        None
+    }
+
+    fn on_dequeue(cp: &mut DcqcnCp, frame: CpFrame<'_, Cnp>, queue_bytes: u64, rng: &mut SimRng) {
+        if let Carried::Data = frame.payload {
+            *frame.ecn_ce |= cp.should_mark(MarkOn::Dequeue, queue_bytes, rng);
+        }
+    }
+
+    fn ecn_marked(cp: &DcqcnCp) -> Option<u64> {
+        Some(cp.marked)
+    }
+
+    /// Any CNP installs a limiter.
+    fn install(
+        p: &DcqcnParams,
+        _: &Cnp,
+        line_rate_bps: f64,
+        now: SimTime,
+        _: &mut SimRng,
+    ) -> Option<DcqcnRp> {
+        Some(DcqcnRp::new(line_rate_bps, p, now))
+    }
+
+    fn on_feedback(rp: &mut DcqcnRp, _: &Cnp, now: SimTime, _: &mut SimRng) {
+        rp.on_cnp(now);
+    }
+
+    fn rate_bps(rp: &DcqcnRp) -> f64 {
+        rp.rate_bps()
+    }
+
+    fn target_rate_bps(rp: &DcqcnRp) -> Option<f64> {
+        Some(rp.target_rate_bps())
+    }
+
+    /// Alpha: the RP's estimate of the fraction of marked frames.
+    fn feedback(rp: &DcqcnRp) -> Option<f64> {
+        Some(rp.alpha())
+    }
+
+    fn pacing(rp: &DcqcnRp) -> Pacing {
+        Pacing {
+            rate_bps: rp.rate_bps(),
+            tag: NO_TAG,
+            bucket_bytes: rp.bucket_bytes(),
+        }
+    }
+
+    fn on_transmit(
+        rp: &mut DcqcnRp,
+        frame_bytes: u32,
+        _: SimTime,
+        _: &mut SimRng,
+    ) -> (Option<Cnp>, bool) {
+        (None, rp.on_transmit(frame_bytes))
+    }
+
+    fn timer(rp: &DcqcnRp) -> Option<(SimTime, u32)> {
+        Some(rp.timer())
+    }
+
+    fn on_timer(rp: &mut DcqcnRp, generation: u32, now: SimTime, _: &mut SimRng) {
+        rp.on_timer(generation, now);
+    }
+
+    fn is_released(rp: &DcqcnRp) -> bool {
+        rp.is_released()
+    }
+
+    fn new_np(p: &DcqcnParams) -> Option<DcqcnNp> {
+        Some(DcqcnNp::new(p))
+    }
+
+    /// A marked data frame gets its source a CNP (at most one per interval).
+    fn on_receive(np: &mut DcqcnNp, frame: NpFrame<'_, Cnp>, now: SimTime) -> Option<Cnp> {
+        match frame.payload {
+            Carried::Data => np.on_data(frame.src, frame.ecn_ce, now).then_some(Cnp),
+            _ => None,
+        }
     }
 }
 

@@ -32,9 +32,15 @@ use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::bcn::{Bcn00Reaction, BcnCp, BcnFeedback, BcnKind, BcnParams, BcnRp, FeedbackRule};
+use super::bcn::{
+    Bcn, Bcn00Reaction, BcnCp, BcnFeedback, BcnKind, BcnMsg, BcnParams, BcnRp, FeedbackRule,
+    GiFormula,
+};
+use super::{
+    lay_table_over, Carried, CcScheme, CongestionSpec, CpFrame, HostId, MessageKind, Named,
+    NpFrame, Pacing, Registered, NO_TAG,
+};
 use crate::error::{Check, ConfigError};
-use crate::net::frame::{HostId, NO_TAG};
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
@@ -430,6 +436,235 @@ impl E2cmRp {
         self.coarse.is_released()
             && self.fine.rate_bps() >= self.line_rate_bps
             && !self.fine_congested
+    }
+}
+
+/// E2CM's messages: the coarse loop's BCN messages (counted as BCN's) and the fine loop's
+/// probes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum E2cmMsg {
+    Bcn(BcnMsg),
+    Probe(E2cmProbe),
+}
+
+// What the summary says ran (a comment: the summary's schema describes
+// the variant by its fields).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct E2cmVariant {
+    /// `e2cm(ecm+max)`, `e2cm(ecm+max+00)+stamp_last`...
+    pub name: String,
+    pub stamp_combine: StampCombine,
+    pub probe_measures: ProbeMeasures,
+    /// The coarse loop's Gi formula (divide by or multiply by (1+2W)Qeq).
+    pub gi_formula: GiFormula,
+}
+
+/// The name that selects E2CM.
+const NAME: &str = "e2cm";
+
+/// E2CM as registered: `scheme = "e2cm"`; its coarse loop is `[congestion.bcn]` over ECM's
+/// defaults, its fine loop `[congestion.e2cm]`.
+pub struct E2cm;
+
+impl CcScheme for E2cm {
+    type Params = E2cmParams;
+    type Config = E2cmConfig;
+    type Msg = E2cmMsg;
+    type Cp = E2cmCp;
+    type Rp = E2cmRp;
+    type Np = E2cmNp;
+    type Variant = E2cmVariant;
+
+    const NAMES: &'static [Named] = &[Named {
+        name: NAME,
+        doc: "E2CM (seed 003): ECM's loop (`[congestion.bcn]` over ECM's defaults) plus per-flow\n\
+              probes (`[congestion.e2cm]`).",
+    }];
+    const TABLE_DOC: &'static str = "E2CM's fine loop (its coarse loop is `bcn`).";
+    const CONTROL_KINDS: &'static [Named] = &[Named {
+        name: "e2cm_probe",
+        doc: "E2CM fine-loop probes, forward and returned (scheme `e2cm`).",
+    }];
+
+    /// The coarse loop is ECM: the user's `[congestion.bcn]` keys are laid over ECM's defaults.
+    fn prepare(congestion: &mut toml::Table, selected: &str) -> Result<(), ConfigError> {
+        if selected == NAME {
+            lay_table_over(congestion, Bcn::TABLE, &BcnParams::ecm());
+        }
+        Ok(())
+    }
+
+    fn fill_defaults(spec: &mut CongestionSpec, _selected: &str) {
+        spec.bcn.get_or_insert_with(BcnParams::ecm);
+        spec.e2cm.get_or_insert_with(E2cmParams::default);
+    }
+
+    /// Checked against the coarse loop it would run with (its BCN(0,0) by default).
+    fn validate(params: &E2cmParams, spec: &CongestionSpec, path: &str) -> Result<(), ConfigError> {
+        match &spec.bcn {
+            Some(coarse) => params.validate(path, coarse),
+            None => params.validate(path, &BcnParams::ecm()),
+        }
+    }
+
+    fn resolve(spec: &CongestionSpec, _selected: &str) -> E2cmConfig {
+        E2cmConfig {
+            coarse: spec.bcn.clone().unwrap_or_else(BcnParams::ecm),
+            fine: spec.e2cm.clone().unwrap_or_default(),
+        }
+    }
+
+    fn variant(c: &E2cmConfig) -> E2cmVariant {
+        E2cmVariant {
+            name: c.variant_name(),
+            stamp_combine: c.fine.stamp_combine,
+            probe_measures: c.fine.probe_measures,
+            gi_formula: c.coarse.gi_formula,
+        }
+    }
+
+    fn kind(m: &E2cmMsg) -> MessageKind {
+        match m {
+            E2cmMsg::Bcn(m) => Bcn::kind(m),
+            E2cmMsg::Probe(_) => Self::message_kind(0),
+        }
+    }
+
+    fn msg_bytes(m: &E2cmMsg, c: &E2cmConfig) -> u32 {
+        match m {
+            E2cmMsg::Bcn(_) => c.coarse.bcn_bytes,
+            E2cmMsg::Probe(_) => c.fine.probe_bytes,
+        }
+    }
+
+    fn rides_data_queue(m: &E2cmMsg) -> bool {
+        match m {
+            E2cmMsg::Bcn(_) => false,
+            E2cmMsg::Probe(p) => p.rides_data_queue(),
+        }
+    }
+
+    fn for_reaction_point(m: &E2cmMsg) -> bool {
+        match m {
+            E2cmMsg::Bcn(_) => true,
+            E2cmMsg::Probe(p) => p.returned,
+        }
+    }
+
+    fn new_cp(c: &E2cmConfig, cpid: u32, rng: &mut SimRng) -> E2cmCp {
+        E2cmCp::new(c, cpid, rng)
+    }
+
+    /// Data: the flow's bytes and ECM's sampling; a forward probe: the flow's stamp.
+    fn on_enqueue(
+        cp: &mut E2cmCp,
+        frame: CpFrame<'_, E2cmMsg>,
+        queue_bytes: u64,
+        cpid: u32,
+        rng: &mut SimRng,
+    ) -> Option<E2cmMsg> {
+        match frame.payload {
+            Carried::Data => {
+                cp.on_data_enqueue(frame.src, frame.flow, frame.bytes);
+                cp.coarse
+                    .on_data_enqueue(queue_bytes, frame.bytes, frame.rl_tag, rng)
+                    .map(|feedback| E2cmMsg::Bcn(BcnMsg { feedback, cpid }))
+            }
+            Carried::Msg(E2cmMsg::Probe(probe)) => {
+                cp.on_probe(probe, frame.src, frame.flow, queue_bytes);
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn on_dequeue(cp: &mut E2cmCp, frame: CpFrame<'_, E2cmMsg>, _: u64, _: &mut SimRng) {
+        if let Carried::Data = frame.payload {
+            cp.on_data_dequeue(frame.src, frame.flow, frame.bytes);
+        }
+    }
+
+    fn last_fb(cp: &E2cmCp) -> f64 {
+        cp.coarse.last_fb()
+    }
+
+    /// The coarse loop's first negative BCN installs the pair's limiters.
+    fn install(
+        c: &E2cmConfig,
+        m: &E2cmMsg,
+        line_rate_bps: f64,
+        now: SimTime,
+        _: &mut SimRng,
+    ) -> Option<E2cmRp> {
+        match m {
+            E2cmMsg::Bcn(m) if m.feedback.is_negative() => {
+                Some(E2cmRp::new(line_rate_bps, c, m.cpid, now))
+            }
+            _ => None,
+        }
+    }
+
+    fn on_feedback(rp: &mut E2cmRp, m: &E2cmMsg, now: SimTime, rng: &mut SimRng) {
+        match m {
+            E2cmMsg::Bcn(m) => rp.on_bcn(&m.feedback, m.cpid, now, rng),
+            E2cmMsg::Probe(p) => rp.on_probe(p, now, rng),
+        }
+    }
+
+    fn rate_bps(rp: &E2cmRp) -> f64 {
+        rp.rate_bps()
+    }
+
+    /// The fine loop's last probe feedback (fb units).
+    fn feedback(rp: &E2cmRp) -> Option<f64> {
+        rp.last_probe_fb()
+    }
+
+    fn stopped_until(rp: &E2cmRp) -> SimTime {
+        rp.stopped_until()
+    }
+
+    fn pacing(rp: &E2cmRp) -> Pacing {
+        Pacing {
+            rate_bps: rp.rate_bps(),
+            tag: rp.tag(),
+            bucket_bytes: 0.0,
+        }
+    }
+
+    /// Counts bytes to the next probe: neither rate, release nor timer moves.
+    fn on_transmit(
+        rp: &mut E2cmRp,
+        frame_bytes: u32,
+        _: SimTime,
+        _: &mut SimRng,
+    ) -> (Option<E2cmMsg>, bool) {
+        (rp.on_transmit(frame_bytes).map(E2cmMsg::Probe), false)
+    }
+
+    fn timer(rp: &E2cmRp) -> Option<(SimTime, u32)> {
+        rp.timer()
+    }
+
+    fn on_timer(rp: &mut E2cmRp, generation: u32, now: SimTime, _: &mut SimRng) {
+        rp.on_timer(generation, now);
+    }
+
+    fn is_released(rp: &E2cmRp) -> bool {
+        rp.is_released()
+    }
+
+    fn new_np(_: &E2cmConfig) -> Option<E2cmNp> {
+        Some(E2cmNp)
+    }
+
+    /// Returns every forward probe to its source.
+    fn on_receive(np: &mut E2cmNp, frame: NpFrame<'_, E2cmMsg>, _: SimTime) -> Option<E2cmMsg> {
+        match frame.payload {
+            Carried::Msg(E2cmMsg::Probe(p)) => Some(E2cmMsg::Probe(np.on_probe(p))),
+            _ => None,
+        }
     }
 }
 

@@ -11,7 +11,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::{
+    Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, Named, NpFrame, Registered,
+};
 use crate::error::{Check, ConfigError};
+use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// `[congestion.path_probe]`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -122,6 +127,132 @@ impl PathProbeRp {
 
     pub fn path_queue_bytes(&self) -> Option<f64> {
         self.last_queue_bytes.map(|b| b as f64)
+    }
+}
+
+// What the summary says ran (a comment: the summary's schema describes
+// the variant by its fields).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathProbeVariant {
+    pub interval_bytes: u64,
+}
+
+/// The path probe as registered: `scheme = "path_probe"`, `[congestion.path_probe]`.
+pub struct PathProbe;
+
+impl CcScheme for PathProbe {
+    type Params = PathProbeParams;
+    type Config = PathProbeParams;
+    type Msg = Probe;
+    type Cp = PathProbeCp;
+    type Rp = PathProbeRp;
+    type Np = PathProbeNp;
+    type Variant = PathProbeVariant;
+
+    const NAMES: &'static [Named] = &[Named {
+        name: "path_probe",
+        doc: "Path probes (a diagnostic scheme): the longest queue on each path, per destination.",
+    }];
+    const CONTROL_KINDS: &'static [Named] = &[Named {
+        name: "path_probe",
+        doc: "Path probes, forward and returned (scheme `path_probe`).",
+    }];
+
+    fn fill_defaults(spec: &mut CongestionSpec, _selected: &str) {
+        spec.path_probe.get_or_insert_with(PathProbeParams::default);
+    }
+
+    fn validate(params: &PathProbeParams, _: &CongestionSpec, path: &str) -> Result<(), ConfigError> {
+        params.validate(path)
+    }
+
+    fn resolve(spec: &CongestionSpec, _selected: &str) -> PathProbeParams {
+        spec.path_probe.clone().unwrap_or_default()
+    }
+
+    fn variant(p: &PathProbeParams) -> PathProbeVariant {
+        PathProbeVariant {
+            interval_bytes: p.interval_bytes,
+        }
+    }
+
+    fn kind(_: &Probe) -> MessageKind {
+        Self::message_kind(0)
+    }
+
+    fn msg_bytes(_: &Probe, p: &PathProbeParams) -> u32 {
+        p.probe_bytes
+    }
+
+    fn rides_data_queue(p: &Probe) -> bool {
+        p.rides_data_queue()
+    }
+
+    fn for_reaction_point(p: &Probe) -> bool {
+        p.returned
+    }
+
+    fn new_cp(_: &PathProbeParams, _cpid: u32, _: &mut SimRng) -> PathProbeCp {
+        PathProbeCp
+    }
+
+    /// Stamps a forward probe with the queue it joined.
+    fn on_enqueue(
+        cp: &mut PathProbeCp,
+        frame: CpFrame<'_, Probe>,
+        queue_bytes: u64,
+        _cpid: u32,
+        _: &mut SimRng,
+    ) -> Option<Probe> {
+        if let Carried::Msg(probe) = frame.payload {
+            cp.on_probe(probe, queue_bytes);
+        }
+        None
+    }
+
+    /// The RP acts from the first frame: it probes.
+    fn for_new_destination(p: &PathProbeParams, line_rate_bps: f64) -> Option<PathProbeRp> {
+        Some(PathProbeRp::new(p, line_rate_bps))
+    }
+
+    fn on_feedback(rp: &mut PathProbeRp, p: &Probe, _: SimTime, _: &mut SimRng) {
+        rp.on_returned(p);
+    }
+
+    fn rate_bps(rp: &PathProbeRp) -> f64 {
+        rp.rate_bps()
+    }
+
+    fn feedback(rp: &PathProbeRp) -> Option<f64> {
+        rp.path_queue_bytes()
+    }
+
+    /// Counts bytes to the next probe: neither rate, release nor timer moves.
+    fn on_transmit(
+        rp: &mut PathProbeRp,
+        frame_bytes: u32,
+        _: SimTime,
+        _: &mut SimRng,
+    ) -> (Option<Probe>, bool) {
+        (rp.on_transmit(frame_bytes), false)
+    }
+
+    /// It never limits, so it is never released.
+    fn is_released(_: &PathProbeRp) -> bool {
+        false
+    }
+
+    fn new_np(_: &PathProbeParams) -> Option<PathProbeNp> {
+        Some(PathProbeNp)
+    }
+
+    /// Returns every probe to its source.
+    fn on_receive(np: &mut PathProbeNp, frame: NpFrame<'_, Probe>, _: SimTime) -> Option<Probe> {
+        match frame.payload {
+            Carried::Msg(p) => Some(np.on_probe(p)),
+            _ => None,
+        }
     }
 }
 

@@ -35,11 +35,16 @@
 //! - For `fb_bits` other than 6 the sampling table keeps its 8 bands: band = floor(8 qFb / 2^bits).
 //! - qFb depends on |Fb|/Fbmax only, so QCN needs no `fb_unit_bytes`: everything is in bytes.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    check_frame_bytes, Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, Named, NoNp,
+    Pacing, Registered, NO_TAG,
+};
 use crate::error::{Check, ConfigError};
 use crate::rng::{jitter_factor, SimRng};
 use crate::time::SimTime;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// When a CNM copies CR into TR (protocols.md 2, RP.2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -146,16 +151,17 @@ impl Default for QcnParams {
 }
 
 impl QcnParams {
-    /// Checks every field; errors name the field as `<path>.<field>`.
+    /// Checks every field, each once (sizes, times and rates also within what the clock and
+    /// the counters hold); errors name the field as `<path>.<field>`.
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
-        c.positive("qeq_bytes", self.qeq_bytes)?;
+        c.bytes_positive("qeq_bytes", self.qeq_bytes)?;
         c.non_negative("w", self.w)?;
         if !(1..=8).contains(&self.fb_bits) {
             let reason = format!("must be in 1..=8 (got {})", self.fb_bits);
             return Err(c.fail("fb_bits", reason));
         }
-        c.positive("sample_base_bytes", self.sample_base_bytes)?;
+        c.bytes_positive("sample_base_bytes", self.sample_base_bytes)?;
         check_jitter(&c, "sample_jitter", self.sample_jitter)?;
         if self.cnm_bytes < 64 {
             let got = self.cnm_bytes;
@@ -164,15 +170,16 @@ impl QcnParams {
                 format!("must be >= 64, an Ethernet minimum frame (got {got})"),
             ));
         }
-        c.positive("bc_limit_bytes", self.bc_limit_bytes)?;
+        check_frame_bytes(&c, "cnm_bytes", self.cnm_bytes)?;
+        c.bytes_positive("bc_limit_bytes", self.bc_limit_bytes)?;
         check_jitter(&c, "bc_jitter", self.bc_jitter)?;
-        c.positive("timer_period_s", self.timer_period_s)?;
+        c.time_positive("timer_period_s", self.timer_period_s)?;
         check_jitter(&c, "timer_jitter", self.timer_jitter)?;
-        c.non_negative("r_ai_bps", self.r_ai_bps)?;
-        c.non_negative("r_hai_bps", self.r_hai_bps)?;
+        c.rate_non_negative("r_ai_bps", self.r_ai_bps)?;
+        c.rate_non_negative("r_hai_bps", self.r_hai_bps)?;
         c.in_open_closed("gd", self.gd, 0.0, 1.0)?;
         c.in_closed("min_dec_factor", self.min_dec_factor, 0.0, 1.0)?;
-        c.positive("min_rate_bps", self.min_rate_bps)?;
+        c.rate("min_rate_bps", self.min_rate_bps)?;
         c.non_negative("rp_bucket_bytes", self.rp_bucket_bytes)
     }
 
@@ -545,6 +552,144 @@ pub struct Cnm {
     pub qfb: u8,
     /// The congestion point that sent it.
     pub cpid: u32,
+}
+
+// What the summary says ran: QCN's choices that are parameters (a comment: the summary's schema describes
+// the variant by its fields).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QcnVariant {
+    pub tr_update: TrUpdate,
+    pub fast_recovery_cmp: FastRecoveryCmp,
+}
+
+/// QCN as registered: `scheme = "qcn"`, `[congestion.qcn]`; CP and RP, no NP.
+pub struct Qcn;
+
+impl CcScheme for Qcn {
+    type Params = QcnParams;
+    type Config = QcnParams;
+    type Msg = Cnm;
+    type Cp = QcnCp;
+    type Rp = QcnRp;
+    type Np = NoNp;
+    type Variant = QcnVariant;
+
+    const NAMES: &'static [Named] = &[Named {
+        name: "qcn",
+        doc: "",
+    }];
+    const CONTROL_KINDS: &'static [Named] = &[Named {
+        name: "qcn_cnm",
+        doc: "",
+    }];
+
+    fn fill_defaults(spec: &mut CongestionSpec, _selected: &str) {
+        spec.qcn.get_or_insert_with(QcnParams::default);
+    }
+
+    fn validate(params: &QcnParams, _: &CongestionSpec, path: &str) -> Result<(), ConfigError> {
+        params.validate(path)
+    }
+
+    fn resolve(spec: &CongestionSpec, _selected: &str) -> QcnParams {
+        spec.qcn.clone().unwrap_or_default()
+    }
+
+    fn variant(p: &QcnParams) -> QcnVariant {
+        QcnVariant {
+            tr_update: p.tr_update,
+            fast_recovery_cmp: p.fast_recovery_cmp,
+        }
+    }
+
+    fn kind(_: &Cnm) -> MessageKind {
+        Self::message_kind(0)
+    }
+
+    fn msg_bytes(_: &Cnm, p: &QcnParams) -> u32 {
+        p.cnm_bytes
+    }
+
+    fn new_cp(p: &QcnParams, _cpid: u32, rng: &mut SimRng) -> QcnCp {
+        QcnCp::new(p, rng)
+    }
+
+    fn on_enqueue(
+        cp: &mut QcnCp,
+        frame: CpFrame<'_, Cnm>,
+        queue_bytes: u64,
+        cpid: u32,
+        rng: &mut SimRng,
+    ) -> Option<Cnm> {
+        match frame.payload {
+            Carried::Data => cp
+                .on_data_enqueue(queue_bytes, frame.bytes, rng)
+                .map(|qfb| Cnm { qfb, cpid }),
+            _ => None,
+        }
+    }
+
+    fn last_fb(cp: &QcnCp) -> f64 {
+        cp.last_fb()
+    }
+
+    /// Any CNM installs a limiter.
+    fn install(
+        p: &QcnParams,
+        _: &Cnm,
+        line_rate_bps: f64,
+        now: SimTime,
+        rng: &mut SimRng,
+    ) -> Option<QcnRp> {
+        Some(QcnRp::new(line_rate_bps, p, now, rng))
+    }
+
+    fn on_feedback(rp: &mut QcnRp, m: &Cnm, now: SimTime, rng: &mut SimRng) {
+        rp.on_cnm(m.qfb, now, rng);
+    }
+
+    fn rate_bps(rp: &QcnRp) -> f64 {
+        rp.current_rate_bps()
+    }
+
+    fn target_rate_bps(rp: &QcnRp) -> Option<f64> {
+        Some(rp.target_rate_bps())
+    }
+
+    fn pacing(rp: &QcnRp) -> Pacing {
+        Pacing {
+            rate_bps: rp.current_rate_bps(),
+            tag: NO_TAG,
+            bucket_bytes: rp.bucket_bytes(),
+        }
+    }
+
+    fn on_transmit(
+        rp: &mut QcnRp,
+        frame_bytes: u32,
+        now: SimTime,
+        rng: &mut SimRng,
+    ) -> (Option<Cnm>, bool) {
+        (None, rp.on_transmit(frame_bytes, now, rng))
+    }
+
+    fn timer(rp: &QcnRp) -> Option<(SimTime, u32)> {
+        rp.timer_deadline().map(|t| (t, rp.timer_generation()))
+    }
+
+    fn on_timer(rp: &mut QcnRp, generation: u32, now: SimTime, rng: &mut SimRng) {
+        rp.on_timer(generation, now, rng);
+    }
+
+    /// Seed 004 "Paused RPs": the timer freezes while the host's link is paused.
+    fn set_paused(rp: &mut QcnRp, paused: bool, now: SimTime) {
+        rp.set_paused(paused, now);
+    }
+
+    fn is_released(rp: &QcnRp) -> bool {
+        rp.is_released()
+    }
 }
 
 #[cfg(test)]

@@ -3,14 +3,15 @@
 //! Data frames and control frames (PAUSE, scheme messages) are the same struct; control frames
 //! carry their message in `payload`. Frames are never heap-allocated.
 
-use crate::cc::CcMsg;
+use crate::cc::{Carried, CcMsg, CpFrame, HookFrame, NpFrame};
 use crate::time::SimTime;
 
 /// Index of a host (end node) in the scenario's `hosts` list.
 pub type HostId = u32;
 
-/// "No rate-limiter tag" (BCN): the frame did not pass a limiter installed by a CP.
-pub const NO_TAG: u32 = u32::MAX;
+/// "No rate-limiter tag" (BCN): the frame did not pass a limiter installed by a CP. Defined by
+/// `cc`, which sits below `net` (the frame carries a scheme's message; `cc` names no `net` type).
+pub use crate::cc::NO_TAG;
 
 /// Index of a flow in the run's flow table (flow workloads).
 pub type FlowId = u32;
@@ -113,5 +114,37 @@ impl Frame {
 
     pub fn is_data(&self) -> bool {
         self.payload.is_data()
+    }
+}
+
+/// What the scheme hooks see of a frame.
+impl HookFrame for Frame {
+    #[inline(always)]
+    fn at_cp(&mut self) -> CpFrame<'_, CcMsg> {
+        CpFrame {
+            src: self.src,
+            flow: self.flow,
+            bytes: self.bytes,
+            rl_tag: self.rl_tag,
+            ecn_ce: &mut self.ecn_ce,
+            payload: match &mut self.payload {
+                Payload::Data => Carried::Data,
+                Payload::Cc(msg) => Carried::Msg(msg),
+                Payload::Pause { .. } | Payload::Pfc { .. } => Carried::Other,
+            },
+        }
+    }
+
+    #[inline(always)]
+    fn at_np(&self) -> NpFrame<'_, CcMsg> {
+        NpFrame {
+            src: self.src,
+            ecn_ce: self.ecn_ce,
+            payload: match &self.payload {
+                Payload::Data => Carried::Data,
+                Payload::Cc(msg) => Carried::Msg(msg),
+                Payload::Pause { .. } | Payload::Pfc { .. } => Carried::Other,
+            },
+        }
     }
 }

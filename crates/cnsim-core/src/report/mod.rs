@@ -14,15 +14,11 @@ use serde_json::Value;
 mod pfc;
 pub use pfc::PfcSummary;
 
-use crate::cc::bcn::GiFormula;
-use crate::cc::dcqcn::{HaiStep, MarkOn, ParameterSet};
-use crate::cc::e2cm::{ProbeMeasures, StampCombine};
-use crate::cc::qcn::{FastRecoveryCmp, TrUpdate};
-use crate::cc::Scheme;
+use crate::cc::Variant;
 use crate::flows::{FlowRecords, FlowSummary};
 use crate::net::Node;
 use crate::sim::{FinishedRun, WindowCounters};
-use crate::stats::{jain_fairness, ControlKind, DropPlace, HostCounters, TimeSeries};
+use crate::stats::{jain_fairness, DropPlace, HostCounters, TimeSeries};
 use crate::time::SimTime;
 
 pub struct Report {
@@ -130,65 +126,9 @@ pub struct Latency {
     pub max: f64,
 }
 
-/// Control frames sent, by kind, and their load.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ControlFrames {
-    pub pause_xoff: u64,
-    pub pause_xon: u64,
-    pub qcn_cnm: u64,
-    pub bcn_negative: u64,
-    pub bcn_positive: u64,
-    pub bcn_max: u64,
-    pub bcn_00: u64,
-    /// Path probes, forward and returned (scheme `path_probe`).
-    pub path_probe: u64,
-    /// DCQCN congestion notification packets, receiver to sender (scheme `dcqcn`).
-    pub dcqcn_cnp: u64,
-    /// IEEE 802.1Qbb PFC frames that pause one class (`[pfc]`; one frame per class).
-    pub pfc_xoff: u64,
-    /// PFC frames with pause_time 0 that resume one class.
-    pub pfc_xon: u64,
-    /// E2CM fine-loop probes, forward and returned (scheme `e2cm`).
-    pub e2cm_probe: u64,
-    /// Scheme messages riding the data queue (probes) that a full buffer turned away.
-    pub dropped: u64,
-    /// Bytes of all control frames.
-    pub bytes: u64,
-    /// `bytes` * 8 / sim_time_s.
-    pub bandwidth_bps: f64,
-}
+mod control_frames;
 
-/// The scheme that ran and the choices that make it a variant (protocols.md).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "scheme", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Variant {
-    None,
-    Qcn {
-        tr_update: TrUpdate,
-        fast_recovery_cmp: FastRecoveryCmp,
-    },
-    Bcn {
-        /// `bcn`, `bcn+max`, `ecm+max+00`...
-        name: String,
-    },
-    PathProbe {
-        interval_bytes: u64,
-    },
-    Dcqcn {
-        parameter_set: ParameterSet,
-        mark_on: MarkOn,
-        hai_step: HaiStep,
-    },
-    E2cm {
-        /// `e2cm(ecm+max)`, `e2cm(ecm+max+00)+stamp_last`...
-        name: String,
-        stamp_combine: StampCombine,
-        probe_measures: ProbeMeasures,
-        /// The coarse loop's Gi formula (divide by or multiply by (1+2W)Qeq).
-        gi_formula: GiFormula,
-    },
-}
+pub use control_frames::ControlFrames;
 
 /// One host's counters; rates are over the span counted (the run or the window).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -298,7 +238,6 @@ impl Summary {
             .map(Node::name)
             .collect();
         let dropped = |place: DropPlace| c.dropped[place as usize];
-        let sent = |kind: ControlKind| c.control_sent[kind as usize];
         let (per_port, per_switch) = per_port_and_switch(&net.nodes, run.simulated_until);
         Summary {
             scenario: run.scenario.name.clone(),
@@ -336,24 +275,8 @@ impl Summary {
                 },
                 max: c.latency_max_s,
             },
-            control_frames: ControlFrames {
-                pause_xoff: sent(ControlKind::Xoff),
-                pause_xon: sent(ControlKind::Xon),
-                qcn_cnm: sent(ControlKind::Cnm),
-                bcn_negative: sent(ControlKind::BcnNegative),
-                bcn_positive: sent(ControlKind::BcnPositive),
-                bcn_max: sent(ControlKind::BcnMax),
-                bcn_00: sent(ControlKind::Bcn00),
-                path_probe: sent(ControlKind::PathProbe),
-                dcqcn_cnp: sent(ControlKind::Cnp),
-                pfc_xoff: sent(ControlKind::PfcXoff),
-                pfc_xon: sent(ControlKind::PfcXon),
-                e2cm_probe: sent(ControlKind::E2cmProbe),
-                dropped: c.control_dropped,
-                bytes: c.control_bytes,
-                bandwidth_bps: c.control_bytes as f64 * 8.0 / sim_time_s,
-            },
-            variant: variant(&net.scheme),
+            control_frames: ControlFrames::new(c, sim_time_s),
+            variant: net.scheme.variant(),
             per_source: per_source(&host_names, &net.host_counters(), sim_time_s),
             per_port,
             per_switch,
@@ -459,38 +382,10 @@ fn per_port_and_switch(nodes: &[Node], now: SimTime) -> PortsAndSwitches {
     (ports, switches)
 }
 
-/// Which scheme variant ran, so outputs say it (protocols.md: reconstructions are parameters).
-fn variant(scheme: &Scheme) -> Variant {
-    match scheme {
-        Scheme::None => Variant::None,
-        Scheme::Qcn(p) => Variant::Qcn {
-            tr_update: p.tr_update,
-            fast_recovery_cmp: p.fast_recovery_cmp,
-        },
-        Scheme::Bcn(p) => Variant::Bcn {
-            name: p.variant_name(),
-        },
-        Scheme::PathProbe(p) => Variant::PathProbe {
-            interval_bytes: p.interval_bytes,
-        },
-        Scheme::Dcqcn(p) => Variant::Dcqcn {
-            parameter_set: p.parameter_set,
-            mark_on: p.mark_on,
-            hai_step: p.hai_step,
-        },
-        Scheme::E2cm(c) => Variant::E2cm {
-            name: c.variant_name(),
-            stamp_combine: c.fine.stamp_combine,
-            probe_measures: c.fine.probe_measures,
-            gi_formula: c.coarse.gi_formula,
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{CONTROL_KINDS, DROP_PLACES};
+    use crate::stats::{control_kinds, DROP_PLACES};
 
     fn keys(schema: &Value, def: &str) -> Vec<String> {
         schema["$defs"][def]["properties"]
@@ -507,7 +402,10 @@ mod tests {
         let mut places: Vec<String> = DROP_PLACES.iter().map(|(_, n)| n.to_string()).collect();
         places.push("total".into());
         assert_eq!(keys(&schema, "Drops"), places);
-        let mut kinds: Vec<String> = CONTROL_KINDS.iter().map(|(_, n)| n.to_string()).collect();
+        let mut kinds: Vec<String> = control_kinds()
+            .iter()
+            .map(|(_, n)| n.name.to_string())
+            .collect();
         kinds.extend(["dropped".into(), "bytes".into(), "bandwidth_bps".into()]);
         assert_eq!(keys(&schema, "ControlFrames"), kinds);
     }

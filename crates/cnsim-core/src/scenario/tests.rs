@@ -1,6 +1,8 @@
 //! Scenario parsing: defaults, the resolved round trip, ECM's defaults.
 
 use super::*;
+use crate::cc::bcn::BcnParams;
+use crate::cc::qcn::QcnParams;
 
 const MINIMAL: &str = r#"
 name = "t"

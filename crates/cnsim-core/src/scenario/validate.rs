@@ -7,8 +7,7 @@ use crate::error::Check;
 
 const UNIFORM: &str = "uniform";
 
-/// Largest frame (a jumbo frame): data frames, control frames and the per-frame wire overhead.
-pub const MAX_FRAME_BYTES: u32 = 9216;
+pub use crate::error::MAX_FRAME_BYTES;
 
 /// Smallest Bernoulli load: one frame per 10^9 slots on average. Below it the geometric gap
 /// sampler cannot be set up (at 1e-16, 1 - load rounds to 1.0 and its setup loops forever).
@@ -41,7 +40,8 @@ impl Scenario {
         for (i, t) in self.traffic.iter().enumerate() {
             self.validate_traffic(t, &format!("traffic[{i}]"))?;
         }
-        self.validate_congestion()?;
+        // Each scheme's table, checked by the scheme (`cc/`).
+        self.congestion.validate()?;
         if let Some(pfc) = &self.pfc {
             let shared = self
                 .switches
@@ -271,42 +271,6 @@ impl Scenario {
         }
         Ok(())
     }
-
-    fn validate_congestion(&self) -> Result<(), ConfigError> {
-        if let Some(q) = &self.congestion.qcn {
-            q.validate("congestion.qcn")?;
-            // What the clock and the frame size bound (the scheme's own checks cover the rest).
-            let c = Check {
-                path: "congestion.qcn",
-            };
-            for (field, v) in [
-                ("qeq_bytes", q.qeq_bytes),
-                ("sample_base_bytes", q.sample_base_bytes),
-                ("bc_limit_bytes", q.bc_limit_bytes),
-            ] {
-                c.bytes_positive(field, v)?;
-            }
-            c.time_positive("timer_period_s", q.timer_period_s)?;
-            c.rate_non_negative("r_ai_bps", q.r_ai_bps)?;
-            c.rate_non_negative("r_hai_bps", q.r_hai_bps)?;
-            c.rate("min_rate_bps", q.min_rate_bps)?;
-            check_control_bytes(&c, "cnm_bytes", q.cnm_bytes)?;
-        }
-        if let Some(b) = &self.congestion.bcn {
-            b.validate("congestion.bcn")?;
-            let c = Check {
-                path: "congestion.bcn",
-            };
-            c.bytes_positive("qeq_bytes", b.qeq_bytes)?;
-            c.time_non_negative("bcn00_stop_max_s", b.bcn00_stop_max_s)?;
-            c.time_positive("drift_interval_s", b.drift_interval_s)?;
-            c.rate("ru_bps", b.ru_bps)?;
-            c.rate("rmin_bps", b.rmin_bps)?;
-            c.rate_non_negative("drift_step_bps", b.drift_step_bps)?;
-            check_control_bytes(&c, "bcn_bytes", b.bcn_bytes)?;
-        }
-        Ok(())
-    }
 }
 
 /// Defaults of `[limits]`.
@@ -393,7 +357,7 @@ impl Scenario {
         let probes = (self.duration_s / self.report.probe_interval_s).floor();
         let n_hosts = self.hosts.len() as f64;
         let n_ports = 2.0 * self.links.len() as f64;
-        let flows: f64 = if self.congestion.scheme == Scheme::None {
+        let flows: f64 = if self.congestion.scheme.is_none() {
             0.0
         } else {
             self.traffic
@@ -513,16 +477,6 @@ impl Scenario {
                     ),
                 ));
             }
-        }
-        if let Some(p) = &self.congestion.path_probe {
-            p.validate("congestion.path_probe")?;
-        }
-        if let Some(p) = &self.congestion.dcqcn {
-            p.validate("congestion.dcqcn")?;
-        }
-        if let Some(p) = &self.congestion.e2cm {
-            let coarse = self.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm);
-            p.validate("congestion.e2cm", &coarse)?;
         }
         Ok(())
     }
@@ -694,18 +648,6 @@ fn check_metric(c: &Check, field: &str, metric: &str) -> Result<(), ConfigError>
         Err(c.fail(
             field,
             format!("unknown metric '{metric}' (known: {})", METRICS.join(", ")),
-        ))
-    }
-}
-
-/// CNM/BCN frames are real frames: between the Ethernet minimum and a jumbo frame.
-fn check_control_bytes(c: &Check, field: &str, bytes: u32) -> Result<(), ConfigError> {
-    if (64..=MAX_FRAME_BYTES).contains(&bytes) {
-        Ok(())
-    } else {
-        Err(c.fail(
-            field,
-            format!("must be in [64, {MAX_FRAME_BYTES}] (an Ethernet frame; got {bytes})"),
         ))
     }
 }

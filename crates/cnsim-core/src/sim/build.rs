@@ -3,8 +3,6 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::cc::bcn::BcnParams;
-use crate::cc::e2cm::E2cmConfig;
 use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
 use crate::engine::PortIdx;
 use crate::error::ConfigError;
@@ -53,22 +51,7 @@ pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         .enumerate()
         .map(|(i, n)| (n, i as u32))
         .collect();
-    let scheme = match sc.congestion.scheme {
-        scenario::Scheme::None => Scheme::None,
-        scenario::Scheme::Qcn => Scheme::Qcn(sc.congestion.qcn.clone().unwrap_or_default()),
-        scenario::Scheme::Bcn => Scheme::Bcn(sc.congestion.bcn.clone().unwrap_or_default()),
-        scenario::Scheme::Ecm => {
-            Scheme::Bcn(sc.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm))
-        }
-        scenario::Scheme::PathProbe => {
-            Scheme::PathProbe(sc.congestion.path_probe.clone().unwrap_or_default())
-        }
-        scenario::Scheme::Dcqcn => Scheme::Dcqcn(sc.congestion.dcqcn.clone().unwrap_or_default()),
-        scenario::Scheme::E2cm => Scheme::E2cm(E2cmConfig {
-            coarse: sc.congestion.bcn.clone().unwrap_or_else(BcnParams::ecm),
-            fine: sc.congestion.e2cm.clone().unwrap_or_default(),
-        }),
-    };
+    let scheme = sc.congestion.resolve();
     let mut ports: Vec<Vec<Port>> = (0..n_hosts + sc.switches.len())
         .map(|_| Vec::new())
         .collect();

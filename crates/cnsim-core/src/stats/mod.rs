@@ -4,6 +4,8 @@ mod recorder;
 
 pub use recorder::{Recorder, TimeSeries};
 
+use crate::cc::{self, MessageKind, Named};
+
 /// Where a frame was dropped. Every drop is counted at its place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropPlace {
@@ -30,37 +32,83 @@ pub const DROP_PLACES: [(DropPlace, &str); 6] = [
     (DropPlace::Rx, "rx"),
 ];
 
-/// Control frame kinds, for counting control traffic.
+/// A control frame's counter: one of the link's own kinds (PAUSE and PFC frames, below) or a
+/// scheme message's kind (`cc::MessageKind`, named in the scheme's file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ControlKind {
-    Xoff = 0,
-    Xon = 1,
-    Cnm = 2,
-    BcnNegative = 3,
-    BcnPositive = 4,
-    BcnMax = 5,
-    Bcn00 = 6,
-    PathProbe = 7,
-    Cnp = 8,
-    PfcXoff = 9,
-    PfcXon = 10,
-    E2cmProbe = 11,
+pub struct ControlKind(u8);
+
+// Named like the enum variants they were, so the flow-control code reads the same.
+#[allow(non_upper_case_globals)]
+impl ControlKind {
+    /// IEEE 802.3x PAUSE with a pause time.
+    pub const Xoff: ControlKind = ControlKind(0);
+    /// PAUSE with pause time 0.
+    pub const Xon: ControlKind = ControlKind(1);
+    /// IEEE 802.1Qbb PFC pausing one class.
+    pub const PfcXoff: ControlKind = ControlKind(2);
+    /// PFC resuming one class.
+    pub const PfcXon: ControlKind = ControlKind(3);
+
+    /// The counter's index.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
 }
 
-pub const CONTROL_KINDS: [(ControlKind, &str); 12] = [
-    (ControlKind::Xoff, "pause_xoff"),
-    (ControlKind::Xon, "pause_xon"),
-    (ControlKind::Cnm, "qcn_cnm"),
-    (ControlKind::BcnNegative, "bcn_negative"),
-    (ControlKind::BcnPositive, "bcn_positive"),
-    (ControlKind::BcnMax, "bcn_max"),
-    (ControlKind::Bcn00, "bcn_00"),
-    (ControlKind::PathProbe, "path_probe"),
-    (ControlKind::Cnp, "dcqcn_cnp"),
-    (ControlKind::PfcXoff, "pfc_xoff"),
-    (ControlKind::PfcXon, "pfc_xon"),
-    (ControlKind::E2cmProbe, "e2cm_probe"),
+/// The link's own control frames, in `ControlKind` order.
+const LINK_KINDS: [Named; 4] = [
+    Named {
+        name: "pause_xoff",
+        doc: "",
+    },
+    Named {
+        name: "pause_xon",
+        doc: "",
+    },
+    Named {
+        name: "pfc_xoff",
+        doc: "IEEE 802.1Qbb PFC frames that pause one class (`[pfc]`; one frame per class).",
+    },
+    Named {
+        name: "pfc_xon",
+        doc: "PFC frames with pause_time 0 that resume one class.",
+    },
 ];
+
+/// Every control kind: the link's and the registered schemes'.
+pub const N_CONTROL_KINDS: usize = LINK_KINDS.len() + cc::N_MESSAGE_KINDS;
+
+/// summary.json lists PFC's counters after those of the schemes registered before PFC came
+/// (QCN, BCN, the path probe, DCQCN); later schemes' follow them, so the file keeps its order.
+const SCHEMES_BEFORE_PFC: usize = 4;
+
+impl From<MessageKind> for ControlKind {
+    fn from(kind: MessageKind) -> ControlKind {
+        ControlKind(LINK_KINDS.len() as u8 + kind.0)
+    }
+}
+
+/// Every control kind with its counter's name and description, in the summary's order:
+/// PAUSE's, then the schemes' (registry order) with PFC's after the first
+/// `SCHEMES_BEFORE_PFC` schemes' ([`SCHEMES_BEFORE_PFC`]).
+pub fn control_kinds() -> Vec<(ControlKind, Named)> {
+    let link = |i: u8| (ControlKind(i), LINK_KINDS[usize::from(i)]);
+    let mut kinds = vec![link(0), link(1)];
+    let mut next = 0u8;
+    for (i, scheme) in cc::control_kinds_by_scheme().enumerate() {
+        if i == SCHEMES_BEFORE_PFC {
+            kinds.extend([link(2), link(3)]);
+        }
+        for named in scheme {
+            kinds.push((MessageKind(next).into(), *named));
+            next += 1;
+        }
+    }
+    if cc::control_kinds_by_scheme().count() <= SCHEMES_BEFORE_PFC {
+        kinds.extend([link(2), link(3)]);
+    }
+    kinds
+}
 
 /// Whole-network counters.
 #[derive(Clone, Debug, Default)]
@@ -69,7 +117,8 @@ pub struct Counters {
     pub delivered: u64,
     pub delivered_bytes: u64,
     pub dropped: [u64; 6],
-    pub control_sent: [u64; 12],
+    /// By [`ControlKind::index`].
+    pub control_sent: [u64; N_CONTROL_KINDS],
     /// Scheme messages riding the data queue that a full buffer turned away.
     pub control_dropped: u64,
     pub control_bytes: u64,
@@ -89,8 +138,8 @@ impl Counters {
         self.dropped.iter().sum()
     }
 
-    pub fn control(&mut self, kind: ControlKind, bytes: u32) {
-        self.control_sent[kind as usize] += 1;
+    pub fn control(&mut self, kind: impl Into<ControlKind>, bytes: u32) {
+        self.control_sent[kind.into().index()] += 1;
         self.control_bytes += bytes as u64;
     }
 }
