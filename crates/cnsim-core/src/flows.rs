@@ -7,8 +7,7 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::net::frame::{FlowId, Frame, HostId, NO_FLOW};
-use crate::net::Node;
+use crate::ids::{FlowId, HostId, NO_FLOW};
 use crate::time::{serialization_time, SimTime};
 use crate::traffic::flows::{FlowRow, Workload};
 
@@ -59,21 +58,23 @@ impl FlowTable {
         (bytes as u32, f.unsent_bytes == 0)
     }
 
-    pub fn on_delivered(&mut self, frame: &Frame, now: SimTime) {
-        if frame.flow_id == NO_FLOW {
+    /// `bytes` of flow `flow_id` (`NO_FLOW` for frame-level sources) reached the receiver.
+    pub fn on_delivered(&mut self, flow_id: FlowId, bytes: u32, now: SimTime) {
+        if flow_id == NO_FLOW {
             return;
         }
-        let f = &mut self.flows[frame.flow_id as usize];
-        f.delivered_bytes += frame.bytes as u64;
+        let f = &mut self.flows[flow_id as usize];
+        f.delivered_bytes += bytes as u64;
         if f.delivered_bytes == f.row.size_bytes {
             f.end = Some(now);
             self.completed += 1;
         }
     }
 
-    pub fn on_dropped(&mut self, frame: &Frame) {
-        if frame.flow_id != NO_FLOW {
-            self.flows[frame.flow_id as usize].frames_dropped += 1;
+    /// A frame of flow `flow_id` was dropped.
+    pub fn on_dropped(&mut self, flow_id: FlowId) {
+        if flow_id != NO_FLOW {
+            self.flows[flow_id as usize].frames_dropped += 1;
         }
     }
 }
@@ -89,34 +90,6 @@ pub struct Stage {
 impl Stage {
     fn ser(&self, bytes: u64) -> SimTime {
         serialization_time(bytes + self.overhead_bytes as u64, self.rate_bps)
-    }
-}
-
-/// The stages from `src` to `dst` along the static routes: every link at its line rate with
-/// its delay (propagation, delay line, the next node's latency), then the receiver's service
-/// if it has a rate.
-pub fn path_stages(nodes: &[Node], src: HostId, dst: HostId, flow_id: FlowId) -> Vec<Stage> {
-    let mut stages = Vec::new();
-    let mut port = &nodes[src as usize].ports()[0];
-    loop {
-        stages.push(Stage {
-            rate_bps: port.line_rate_bps,
-            overhead_bytes: port.wire_overhead_bytes,
-            delay: port.delay,
-        });
-        match &nodes[port.peer_node as usize] {
-            Node::Switch(sw) => port = &sw.ports[sw.route.port_for(src, dst, flow_id) as usize],
-            Node::Host(h) => {
-                if let Some(rate_bps) = h.rx.rate_bps {
-                    stages.push(Stage {
-                        rate_bps,
-                        overhead_bytes: 0,
-                        delay: SimTime::ZERO,
-                    });
-                }
-                return stages;
-            }
-        }
     }
 }
 
@@ -165,21 +138,22 @@ pub struct FlowRecords {
 }
 
 impl FlowTable {
-    /// Records of the flows started by the end of the run.
-    pub fn records(&self, nodes: &[Node]) -> FlowRecords {
+    /// Records of the flows started by the end of the run. `path_stages(src, dst, flow)` gives
+    /// a path's stages (`net::path`); with `per_flow` false a pair's flows share one path (no
+    /// ECMP hashing of flows), asked for once with `NO_FLOW`.
+    pub fn records(
+        &self,
+        per_flow: bool,
+        mut path_stages: impl FnMut(HostId, HostId, FlowId) -> Vec<Stage>,
+    ) -> FlowRecords {
         let mut r = FlowRecords::default();
-        // A pair's flows share a path unless ECMP hashes flows: then each has its own.
-        let per_flow = nodes.iter().any(|n| match n {
-            Node::Switch(sw) => sw.route.keys_by_flow(),
-            Node::Host(_) => false,
-        });
         let mut paths: HashMap<(HostId, HostId, FlowId), Vec<Stage>> = HashMap::new();
         for (id, f) in self.flows[..self.started].iter().enumerate() {
             let (src, dst) = (f.row.src, f.row.dst);
             let key_flow = if per_flow { id as FlowId } else { NO_FLOW };
             let stages = paths
                 .entry((src, dst, key_flow))
-                .or_insert_with(|| path_stages(nodes, src, dst, key_flow));
+                .or_insert_with(|| path_stages(src, dst, key_flow));
             let ideal = ideal_fct(stages, f.row.size_bytes, f.row.frame_bytes);
             let end_s = f.end.map_or(f64::NAN, SimTime::as_secs_f64);
             let fct = f.end.map_or(f64::NAN, |e| (e - f.start).as_secs_f64());

@@ -22,6 +22,7 @@ pub(crate) mod engine;
 pub(crate) mod error;
 pub(crate) mod flow_control;
 pub(crate) mod flows;
+pub(crate) mod ids;
 pub(crate) mod net;
 pub(crate) mod report;
 pub(crate) mod rng;

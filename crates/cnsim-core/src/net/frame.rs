@@ -6,18 +6,11 @@
 use crate::cc::{Carried, CcMsg, CpFrame, HookFrame, NpFrame};
 use crate::time::SimTime;
 
-/// Index of a host (end node) in the scenario's `hosts` list.
-pub type HostId = u32;
+pub(crate) use crate::ids::{FlowId, HostId, NO_FLOW};
 
 /// "No rate-limiter tag" (BCN): the frame did not pass a limiter installed by a CP. Defined by
 /// `cc`, which sits below `net` (the frame carries a scheme's message; `cc` names no `net` type).
 pub use crate::cc::NO_TAG;
-
-/// Index of a flow in the run's flow table (flow workloads).
-pub type FlowId = u32;
-
-/// The frame belongs to no flow record (frame-level sources: bernoulli, cbr, saturate).
-pub const NO_FLOW: FlowId = u32::MAX;
 
 /// What a frame carries.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -6,6 +6,7 @@ pub(crate) mod forwarding;
 pub(crate) mod frame;
 pub(crate) mod host;
 pub(crate) mod link_pause;
+pub(crate) mod path;
 pub(crate) mod port;
 pub(crate) mod scheduler;
 pub(crate) mod switch;
@@ -36,7 +37,7 @@ impl Ctx<'_> {
     /// Counts a data frame lost at `place`, against its flow too.
     pub(crate) fn drop_frame(&mut self, place: DropPlace, frame: &Frame) {
         self.counters.drop(place);
-        self.flows.on_dropped(frame);
+        self.flows.on_dropped(frame.flow_id);
     }
 }
 

@@ -210,7 +210,7 @@ impl Summary {
 impl Report {
     /// The report of a finished run.
     pub fn new(run: FinishedRun) -> Report {
-        let flows = run.net.flows.records(&run.net.nodes);
+        let flows = run.net.flow_records();
         let mut summary = Summary::new(&run);
         summary.flows = FlowSummary::new(&flows, &run.workload);
         Report {

@@ -7,7 +7,8 @@
 
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
-use crate::flows::FlowTable;
+use crate::flows::{FlowRecords, FlowTable};
+use crate::net::path;
 use crate::net::{Ctx, Node};
 use crate::stats::{Counters, HostCounters};
 
@@ -109,6 +110,14 @@ impl Network {
         }
         let (peer, peer_port) = (p.peer_node, p.peer_port);
         nodes[peer as usize].receive(peer, peer_port, frame, &mut ctx);
+    }
+
+    /// The flow table's records, each with its idle-network FCT along its path.
+    pub(crate) fn flow_records(&self) -> FlowRecords {
+        let per_flow = path::paths_per_flow(&self.nodes);
+        (self.flows).records(per_flow, |src, dst, flow| {
+            path::path_stages(&self.nodes, src, dst, flow)
+        })
     }
 
     pub(crate) fn host_counters(&self) -> Vec<HostCounters> {

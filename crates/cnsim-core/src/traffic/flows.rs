@@ -15,7 +15,7 @@ use rand::Rng;
 use rand_distr::{Distribution, Exp, Pareto};
 
 use crate::error::ConfigError;
-use crate::net::frame::HostId;
+use crate::ids::HostId;
 use crate::rng::{stream, SimRng, StreamKind};
 use crate::scenario::flows::PERMUTATION;
 use crate::scenario::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec};

@@ -11,7 +11,7 @@ pub(crate) mod trace;
 use rand::Rng;
 use rand_distr::{Distribution, Geometric};
 
-use crate::net::frame::HostId;
+use crate::ids::HostId;
 use crate::rng::SimRng;
 use crate::time::{serialization_time, SimTime};
 

@@ -154,7 +154,8 @@ impl Host {
     /// Inline: a frame absorbed at arrival (no receiver rate) ends here, once per frame.
     #[inline]
     fn deliver(&mut self, frame: Frame, ctx: &mut Ctx) {
-        ctx.flows.on_delivered(&frame, ctx.q.now());
+        ctx.flows
+            .on_delivered(frame.flow_id, frame.bytes, ctx.q.now());
         let latency_s = (ctx.q.now() - frame.born).as_secs_f64();
         ctx.counters.delivered += 1;
         ctx.counters.delivered_bytes += frame.bytes as u64;
