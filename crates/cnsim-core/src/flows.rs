@@ -11,26 +11,26 @@ use crate::ids::{FlowId, HostId, NO_FLOW};
 use crate::time::{serialization_time, SimTime};
 use crate::traffic::flows::{FlowRow, Workload};
 
-pub struct FlowState {
-    pub row: FlowRow,
-    pub start: SimTime,
+pub(crate) struct FlowState {
+    pub(crate) row: FlowRow,
+    pub(crate) start: SimTime,
     /// Bytes the source has not yet cut into frames.
-    pub unsent_bytes: u64,
-    pub delivered_bytes: u64,
-    pub frames_dropped: u32,
-    pub end: Option<SimTime>,
+    pub(crate) unsent_bytes: u64,
+    pub(crate) delivered_bytes: u64,
+    pub(crate) frames_dropped: u32,
+    pub(crate) end: Option<SimTime>,
 }
 
 #[derive(Default)]
-pub struct FlowTable {
-    pub flows: Vec<FlowState>,
+pub(crate) struct FlowTable {
+    pub(crate) flows: Vec<FlowState>,
     /// Flows started so far (they start in id order).
-    pub started: usize,
-    pub completed: u64,
+    pub(crate) started: usize,
+    pub(crate) completed: u64,
 }
 
 impl FlowTable {
-    pub fn new(rows: Vec<FlowRow>) -> FlowTable {
+    pub(crate) fn new(rows: Vec<FlowRow>) -> FlowTable {
         let flows = rows
             .into_iter()
             .map(|row| FlowState {
@@ -51,7 +51,7 @@ impl FlowTable {
 
     /// Cuts the next frame of flow `id`: its size (at most the flow's frame size), and whether
     /// the flow has nothing left to send after it.
-    pub fn take_frame_bytes(&mut self, id: u32) -> (u32, bool) {
+    pub(crate) fn take_frame_bytes(&mut self, id: u32) -> (u32, bool) {
         let f = &mut self.flows[id as usize];
         let bytes = f.unsent_bytes.min(f.row.frame_bytes as u64);
         f.unsent_bytes -= bytes;
@@ -59,7 +59,7 @@ impl FlowTable {
     }
 
     /// `bytes` of flow `flow_id` (`NO_FLOW` for frame-level sources) reached the receiver.
-    pub fn on_delivered(&mut self, flow_id: FlowId, bytes: u32, now: SimTime) {
+    pub(crate) fn on_delivered(&mut self, flow_id: FlowId, bytes: u32, now: SimTime) {
         if flow_id == NO_FLOW {
             return;
         }
@@ -72,7 +72,7 @@ impl FlowTable {
     }
 
     /// A frame of flow `flow_id` was dropped.
-    pub fn on_dropped(&mut self, flow_id: FlowId) {
+    pub(crate) fn on_dropped(&mut self, flow_id: FlowId) {
         if flow_id != NO_FLOW {
             self.flows[flow_id as usize].frames_dropped += 1;
         }
@@ -81,10 +81,10 @@ impl FlowTable {
 
 /// One stage of a flow's path: the time to serialise a frame there and the latency after it.
 #[derive(Clone, Copy, Debug)]
-pub struct Stage {
-    pub rate_bps: f64,
-    pub overhead_bytes: u32,
-    pub delay: SimTime,
+pub(crate) struct Stage {
+    pub(crate) rate_bps: f64,
+    pub(crate) overhead_bytes: u32,
+    pub(crate) delay: SimTime,
 }
 
 impl Stage {
@@ -97,7 +97,7 @@ impl Stage {
 /// all ready at the start, store-and-forward through `stages`. For k equal frames a tandem of
 /// servers finishes the j-th (0-based) at a stage after sum(ser) + sum(delay before it) +
 /// j x max(ser) (the bottleneck spaces them); the last, smaller frame is then walked through.
-pub fn ideal_fct(stages: &[Stage], size_bytes: u64, mtu: u32) -> SimTime {
+pub(crate) fn ideal_fct(stages: &[Stage], size_bytes: u64, mtu: u32) -> SimTime {
     let mtu = mtu as u64;
     let full = (size_bytes - 1) / mtu; // frames before the last one
     let last = size_bytes - full * mtu;
@@ -141,7 +141,7 @@ impl FlowTable {
     /// Records of the flows started by the end of the run. `path_stages(src, dst, flow)` gives
     /// a path's stages (`net::path`); with `per_flow` false a pair's flows share one path (no
     /// ECMP hashing of flows), asked for once with `NO_FLOW`.
-    pub fn records(
+    pub(crate) fn records(
         &self,
         per_flow: bool,
         mut path_stages: impl FnMut(HostId, HostId, FlowId) -> Vec<Stage>,

@@ -5,7 +5,8 @@
 //! The public API is what the Python binding, the examples and the benches use:
 //! - [`run_toml`]: parse, validate and run a scenario, giving a [`Report`];
 //! - [`resolve`] / [`resolve_in`]: parse and validate only, giving a [`Scenario`] (every
-//!   default filled in; [`Scenario::to_toml`] prints it, [`Scenario::json_schema`] the format);
+//!   default filled in; [`Scenario::to_toml`] prints it, [`Scenario::json_schema`] the format,
+//!   [`Scenario::estimate`] the run's cost as an [`Estimate`]);
 //! - [`Simulation::new`] and [`Simulation::run`] (with a progress callback that may stop the
 //!   run), giving a [`FinishedRun`], and [`Report::new`] on it;
 //! - [`Report`]: the summary as JSON ([`Summary`] is its typed form and schema), the probe
@@ -26,9 +27,9 @@ pub(crate) mod ids;
 pub(crate) mod net;
 pub(crate) mod report;
 pub(crate) mod rng;
-pub mod scenario;
+pub(crate) mod scenario;
 pub(crate) mod sim;
-pub mod stats;
+pub(crate) mod stats;
 #[cfg(test)]
 mod testkit;
 pub(crate) mod time;
@@ -37,7 +38,7 @@ pub(crate) mod traffic;
 pub use error::ConfigError;
 pub use flows::FlowRecords;
 pub use report::{Report, Summary};
-pub use scenario::{Scenario, METRICS};
+pub use scenario::{Estimate, Scenario, METRICS};
 pub use sim::{FinishedRun, Simulation};
 pub use stats::TimeSeries;
 

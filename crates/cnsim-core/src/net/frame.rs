@@ -10,11 +10,11 @@ pub(crate) use crate::ids::{FlowId, HostId, NO_FLOW};
 
 /// "No rate-limiter tag" (BCN): the frame did not pass a limiter installed by a CP. Defined by
 /// `cc`, which sits below `net` (the frame carries a scheme's message; `cc` names no `net` type).
-pub use crate::cc::NO_TAG;
+pub(crate) use crate::cc::NO_TAG;
 
 /// What a frame carries.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Payload {
+pub(crate) enum Payload {
     Data,
     /// IEEE 802.3x PAUSE: pause_time in quanta of 512 bit times; 0 = XON.
     Pause {
@@ -33,39 +33,39 @@ pub enum Payload {
 }
 
 impl Payload {
-    pub fn is_data(&self) -> bool {
+    pub(crate) fn is_data(&self) -> bool {
         matches!(self, Payload::Data)
     }
 }
 
 #[derive(Clone, Copy, Debug)]
-pub struct Frame {
-    pub payload: Payload,
+pub(crate) struct Frame {
+    pub(crate) payload: Payload,
     /// Originating host of a data frame; for a control frame made in a switch, the host the
     /// message is about (the source of the sampled frame).
-    pub src: HostId,
+    pub(crate) src: HostId,
     /// Host the frame is routed to.
-    pub dst: HostId,
+    pub(crate) dst: HostId,
     /// Flow key at the source: the destination host of the data flow. A CNM/BCN carries the
     /// flow it is about (the sampled frame's destination).
-    pub flow: HostId,
+    pub(crate) flow: HostId,
     /// The flow record a data frame belongs to (`NO_FLOW` for frame-level sources).
-    pub flow_id: FlowId,
-    pub bytes: u32,
+    pub(crate) flow_id: FlowId,
+    pub(crate) bytes: u32,
     /// When the source generated it (data) or the switch made it (control).
-    pub born: SimTime,
+    pub(crate) born: SimTime,
     /// BCN: CPID of the rate limiter the frame went through, or `NO_TAG`.
-    pub rl_tag: u32,
+    pub(crate) rl_tag: u32,
     /// Port the frame entered the current switch by (for per-input buffer accounting).
-    pub ingress: u16,
+    pub(crate) ingress: u16,
     /// ECN Congestion Experienced: a CP marked the frame (DCQCN); the receiver's NP reads it.
-    pub ecn_ce: bool,
+    pub(crate) ecn_ce: bool,
     /// 802.1Q priority class (0-7): the switch output queue and the class PFC pauses.
-    pub priority: u8,
+    pub(crate) priority: u8,
 }
 
 impl Frame {
-    pub fn data(src: HostId, dst: HostId, bytes: u32, born: SimTime) -> Frame {
+    pub(crate) fn data(src: HostId, dst: HostId, bytes: u32, born: SimTime) -> Frame {
         Frame {
             payload: Payload::Data,
             src,
@@ -82,7 +82,7 @@ impl Frame {
     }
 
     /// A control frame (PAUSE, CNM, BCN) of `bytes` bytes.
-    pub fn control(
+    pub(crate) fn control(
         payload: Payload,
         src: HostId,
         dst: HostId,
@@ -105,7 +105,7 @@ impl Frame {
         }
     }
 
-    pub fn is_data(&self) -> bool {
+    pub(crate) fn is_data(&self) -> bool {
         self.payload.is_data()
     }
 }

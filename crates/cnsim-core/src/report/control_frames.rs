@@ -45,7 +45,7 @@ const LOAD: [Named; 3] = [
 ];
 
 impl ControlFrames {
-    pub fn new(c: &Counters, sim_time_s: f64) -> ControlFrames {
+    pub(crate) fn new(c: &Counters, sim_time_s: f64) -> ControlFrames {
         ControlFrames {
             sent: control_kinds()
                 .into_iter()

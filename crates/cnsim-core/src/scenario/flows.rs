@@ -10,19 +10,19 @@ use super::{Scenario, TrafficKind, TrafficSpec};
 use crate::error::{Check, ConfigError};
 
 /// `dst = "permutation"`: each sender of the entry gets one fixed partner.
-pub const PERMUTATION: &str = "permutation";
+pub(crate) const PERMUTATION: &str = "permutation";
 
 /// Highest priority class (802.1Q: eight classes, 0-7).
-pub const MAX_PRIORITY: u8 = 7;
+pub(crate) const MAX_PRIORITY: u8 = 7;
 
 /// Largest flow (and size-distribution parameter) accepted: 1 TB, far beyond any data-center
 /// flow, and small enough that byte counts never overflow.
-pub const MAX_FLOW_BYTES: f64 = 1e12;
+pub(crate) const MAX_FLOW_BYTES: f64 = 1e12;
 
 /// How a flow's size is drawn (`size = { dist = "...", ... }`), in bytes.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SizeSpec {
+pub(crate) enum SizeSpec {
     /// Every flow has `bytes` bytes.
     Fixed { bytes: f64 },
     /// Exponential with mean `mean_bytes` (seed 003).
@@ -56,19 +56,19 @@ pub enum SizeSpec {
 /// One flow of an inline list (`kind = "flow_trace"`, `flows = [...]`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FlowSpec {
-    pub start_s: f64,
-    pub src: String,
-    pub dst: String,
-    pub size_bytes: f64,
+pub(crate) struct FlowSpec {
+    pub(crate) start_s: f64,
+    pub(crate) src: String,
+    pub(crate) dst: String,
+    pub(crate) size_bytes: f64,
     #[serde(default)]
-    pub priority: u8,
+    pub(crate) priority: u8,
 }
 
 impl SizeSpec {
     /// The distribution's mean where the spec alone gives it (not for a CDF file), for the
     /// resource estimate.
-    pub fn mean_bytes_hint(&self) -> Option<f64> {
+    pub(crate) fn mean_bytes_hint(&self) -> Option<f64> {
         match self {
             SizeSpec::Fixed { bytes } => Some(*bytes),
             SizeSpec::Exponential { mean_bytes } => Some(*mean_bytes),
@@ -90,7 +90,7 @@ impl SizeSpec {
         }
     }
 
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         match self {
             SizeSpec::Fixed { bytes } => c.in_closed("bytes", *bytes, 1.0, MAX_FLOW_BYTES),
@@ -146,7 +146,7 @@ impl SizeSpec {
 
 /// An empirical CDF: sizes >= 1 and non-decreasing, probabilities non-decreasing in [0, 1],
 /// the last one 1.
-pub fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), ConfigError> {
+pub(crate) fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), ConfigError> {
     if points.is_empty() {
         return Err(ConfigError::field(path, "the CDF has no points"));
     }
@@ -180,7 +180,7 @@ pub fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), ConfigError> 
 }
 
 impl FlowSpec {
-    pub fn validate(
+    pub(crate) fn validate(
         &self,
         path: &str,
         host_exists: impl Fn(&str) -> bool,
@@ -200,7 +200,7 @@ impl FlowSpec {
     }
 }
 
-pub fn check_priority(c: &Check, priority: u8) -> Result<(), ConfigError> {
+pub(crate) fn check_priority(c: &Check, priority: u8) -> Result<(), ConfigError> {
     if priority > MAX_PRIORITY {
         return Err(c.fail(
             "priority",
@@ -289,7 +289,7 @@ impl Scenario {
 }
 
 impl TrafficKind {
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             TrafficKind::Bernoulli => "bernoulli",
             TrafficKind::Cbr => "cbr",
@@ -303,7 +303,7 @@ impl TrafficKind {
 impl Scenario {
     /// Makes relative trace and CDF file paths absolute (from `base_dir`, else the current
     /// directory), so the resolved scenario names the files that ran.
-    pub fn make_paths_absolute(&mut self, base_dir: Option<&Path>) {
+    pub(crate) fn make_paths_absolute(&mut self, base_dir: Option<&Path>) {
         let base = match base_dir {
             Some(b) => b.to_path_buf(),
             None => std::env::current_dir().unwrap_or_default(),

@@ -40,7 +40,11 @@ fn parse_value(raw: &str) -> toml::Value {
 
 /// Sets `path` (e.g. `traffic[0].load`, `congestion.qcn.w`) to `raw` in `root`, creating missing
 /// tables on the way so defaulted fields can be set too.
-pub fn apply_override(root: &mut toml::Table, path: &str, raw: &str) -> Result<(), ConfigError> {
+pub(crate) fn apply_override(
+    root: &mut toml::Table,
+    path: &str,
+    raw: &str,
+) -> Result<(), ConfigError> {
     let segments = parse_path(path)?;
     let mut table = root;
     let (last, init) = segments

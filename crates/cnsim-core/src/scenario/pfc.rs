@@ -19,39 +19,39 @@ use crate::scenario::flows::MAX_PRIORITY;
 use crate::scenario::DEFAULT_XOFF_QUANTA;
 
 /// Number of priority classes (802.1Q).
-pub const N_CLASSES: usize = 8;
+pub(crate) const N_CLASSES: usize = 8;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct PfcSpec {
+pub(crate) struct PfcSpec {
     /// The class-enable vector: classes that are paused per class and never dropped (the
     /// others are lossy). RoCE deployments commonly use class 3.
-    pub lossless_classes: Vec<u8>,
+    pub(crate) lossless_classes: Vec<u8>,
     /// How XOFF is set per (ingress port, class).
-    pub threshold: PfcThreshold,
+    pub(crate) threshold: PfcThreshold,
     /// Static threshold: send XOFF when the (ingress port, class) holds more than this.
-    pub xoff_bytes: f64,
+    pub(crate) xoff_bytes: f64,
     /// Static threshold: send XON when it holds less than this (and no headroom is in use).
-    pub xon_bytes: f64,
+    pub(crate) xon_bytes: f64,
     /// Dynamic threshold: XOFF = alpha x (shared_buffer_bytes - bytes buffered outside
     /// headroom), re-evaluated at every arrival and departure.
-    pub alpha: f64,
+    pub(crate) alpha: f64,
     /// Dynamic threshold: XON when the count falls this far below the current XOFF.
-    pub xon_offset_bytes: f64,
+    pub(crate) xon_offset_bytes: f64,
     /// Buffer per (ingress port, lossless class) for the bytes that arrive after XOFF: at least
     /// one link round trip x rate + 2 MTU (protocols.md section 1).
-    pub headroom_bytes: f64,
+    pub(crate) headroom_bytes: f64,
     /// pause_time carried by XOFF, in quanta of 512 bit times (802.3x / 802.1Qbb); XOFF is
     /// re-sent every half pause_time while the condition holds; XON is pause_time 0.
-    pub quanta: u16,
+    pub(crate) quanta: u16,
     /// How an output port picks the class to send next.
-    pub scheduler: Scheduler,
+    pub(crate) scheduler: Scheduler,
     /// DWRR: bytes of credit per round for each class 0-7 (its weight).
-    pub dwrr_quantum_bytes: Vec<u32>,
+    pub(crate) dwrr_quantum_bytes: Vec<u32>,
     /// Hosts with a receive queue (`rx_rate_bps`) send PFC too: XOFF for a lossless class when
     /// its bytes in the receive queue pass `xoff_bytes`, XON below `xon_bytes` (static
     /// thresholds; no headroom: size `rx_buffer_bytes` for what arrives after XOFF).
-    pub host_rx: bool,
+    pub(crate) host_rx: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -65,7 +65,7 @@ pub enum PfcThreshold {
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum Scheduler {
+pub(crate) enum Scheduler {
     /// The highest class with a frame it may send goes first (7 before 0).
     #[default]
     Strict,
@@ -93,14 +93,14 @@ impl Default for PfcSpec {
 
 impl PfcSpec {
     /// The class-enable vector as a bit mask (bit c = class c is lossless).
-    pub fn lossless_mask(&self) -> u8 {
+    pub(crate) fn lossless_mask(&self) -> u8 {
         self.lossless_classes
             .iter()
             .fold(0u8, |m, &c| m | 1u8.checked_shl(c as u32).unwrap_or(0))
     }
 
     /// `shared_buffer_ok`: every switch has `shared_buffer_bytes` (dynamic thresholds need it).
-    pub fn validate(&self, path: &str, shared_buffer_ok: bool) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self, path: &str, shared_buffer_ok: bool) -> Result<(), ConfigError> {
         let c = Check { path };
         let mut seen = 0u8;
         for &class in &self.lossless_classes {

@@ -7,15 +7,15 @@ use serde::{Deserialize, Serialize};
 /// several next hops of equal cost, `multipath` chooses how it uses them.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct RoutingSpec {
-    pub multipath: Multipath,
+pub(crate) struct RoutingSpec {
+    pub(crate) multipath: Multipath,
     /// What an ECMP switch hashes to pick a next hop (ignored by `lowest_port`).
-    pub ecmp_key: EcmpKey,
+    pub(crate) ecmp_key: EcmpKey,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Multipath {
+pub(crate) enum Multipath {
     /// One path per destination: the equal-cost next hop on the lowest port index.
     #[default]
     LowestPort,
@@ -26,7 +26,7 @@ pub enum Multipath {
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum EcmpKey {
+pub(crate) enum EcmpKey {
     /// The (source host, destination host) pair: all traffic of a pair takes one path, so
     /// per-pair reaction points and in-order delivery hold.
     #[default]

@@ -7,7 +7,7 @@ use crate::error::Check;
 
 const UNIFORM: &str = "uniform";
 
-pub use crate::error::MAX_FRAME_BYTES;
+pub(crate) use crate::error::MAX_FRAME_BYTES;
 
 /// Smallest Bernoulli load: one frame per 10^9 slots on average. Below it the geometric gap
 /// sampler cannot be set up (at 1e-16, 1 - load rounds to 1.0 and its setup loops forever).
@@ -17,7 +17,7 @@ pub const MIN_LOAD: f64 = 1e-9;
 pub const MAX_PORTS_PER_NODE: usize = u16::MAX as usize - 1;
 
 impl Scenario {
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         let top = Check { path: "" };
         top.time_positive("duration_s", self.duration_s)?;
         if self.hosts.is_empty() {
@@ -274,9 +274,9 @@ impl Scenario {
 }
 
 /// Defaults of `[limits]`.
-pub const DEFAULT_MAX_EVENTS: f64 = 1e10;
-pub const DEFAULT_MAX_PROBE_SAMPLES: f64 = 1e8;
-pub const DEFAULT_MAX_MEMORY_BYTES: f64 = 8e9;
+pub(crate) const DEFAULT_MAX_EVENTS: f64 = 1e10;
+pub(crate) const DEFAULT_MAX_PROBE_SAMPLES: f64 = 1e8;
+pub(crate) const DEFAULT_MAX_MEMORY_BYTES: f64 = 8e9;
 
 /// Bytes per probe sample: 24 in the core's columns, about as much again in the DataFrame
 /// and the Parquet encoder that copy them.

@@ -19,29 +19,29 @@ use crate::traffic::flows::{workload, FlowRow, Workload};
 use crate::traffic::{Destinations, Pattern, Source};
 
 /// What the flow workload asked for and gave (its rows go to the flow table).
-pub type WorkloadFacts = Workload;
+pub(crate) type WorkloadFacts = Workload;
 
 /// What a scheduled rate change applies to.
 #[derive(Clone, Copy, Debug)]
-pub enum RateTarget {
+pub(crate) enum RateTarget {
     Port { node: u32, port: u16 },
     Receiver { node: u32 },
 }
 
-pub struct Built {
-    pub nodes: Vec<Node>,
-    pub sources: Vec<Source>,
-    pub rate_changes: Vec<(SimTime, RateTarget, f64)>,
-    pub scheme: Scheme,
-    pub flows: Vec<FlowRow>,
-    pub workload: WorkloadFacts,
+pub(crate) struct Built {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) sources: Vec<Source>,
+    pub(crate) rate_changes: Vec<(SimTime, RateTarget, f64)>,
+    pub(crate) scheme: Scheme,
+    pub(crate) flows: Vec<FlowRow>,
+    pub(crate) workload: WorkloadFacts,
 }
 
 fn bytes(v: Option<f64>) -> Option<u64> {
     v.map(|b| b.round() as u64)
 }
 
-pub fn build(sc: &Scenario) -> Result<Built, ConfigError> {
+pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
     let n_hosts = sc.hosts.len();
     let index: HashMap<&str, u32> = sc
         .hosts

@@ -2,13 +2,14 @@
 
 mod recorder;
 
-pub use recorder::{Recorder, TimeSeries};
+pub(crate) use recorder::Recorder;
+pub use recorder::TimeSeries;
 
 use crate::cc::{self, MessageKind, Named};
 
 /// Where a frame was dropped. Every drop is counted at its place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DropPlace {
+pub(crate) enum DropPlace {
     /// Host transmit buffer of a flow without a rate limiter.
     Nic = 0,
     /// Rate-limiter queue (RLQ) of a flow with an active rate limiter (the seeds' "drops at RP").
@@ -23,7 +24,8 @@ pub enum DropPlace {
     Rx = 5,
 }
 
-pub const DROP_PLACES: [(DropPlace, &str); 6] = [
+#[cfg(test)]
+pub(crate) const DROP_PLACES: [(DropPlace, &str); 6] = [
     (DropPlace::Nic, "nic"),
     (DropPlace::Rp, "rp"),
     (DropPlace::Ingress, "ingress"),
@@ -35,22 +37,22 @@ pub const DROP_PLACES: [(DropPlace, &str); 6] = [
 /// A control frame's counter: one of the link's own kinds (PAUSE and PFC frames, below) or a
 /// scheme message's kind (`cc::MessageKind`, named in the scheme's file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ControlKind(u8);
+pub(crate) struct ControlKind(u8);
 
 // Named like the enum variants they were, so the flow-control code reads the same.
 #[allow(non_upper_case_globals)]
 impl ControlKind {
     /// IEEE 802.3x PAUSE with a pause time.
-    pub const Xoff: ControlKind = ControlKind(0);
+    pub(crate) const Xoff: ControlKind = ControlKind(0);
     /// PAUSE with pause time 0.
-    pub const Xon: ControlKind = ControlKind(1);
+    pub(crate) const Xon: ControlKind = ControlKind(1);
     /// IEEE 802.1Qbb PFC pausing one class.
-    pub const PfcXoff: ControlKind = ControlKind(2);
+    pub(crate) const PfcXoff: ControlKind = ControlKind(2);
     /// PFC resuming one class.
-    pub const PfcXon: ControlKind = ControlKind(3);
+    pub(crate) const PfcXon: ControlKind = ControlKind(3);
 
     /// The counter's index.
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         usize::from(self.0)
     }
 }
@@ -76,7 +78,7 @@ const LINK_KINDS: [Named; 4] = [
 ];
 
 /// Every control kind: the link's and the registered schemes'.
-pub const N_CONTROL_KINDS: usize = LINK_KINDS.len() + cc::N_MESSAGE_KINDS;
+pub(crate) const N_CONTROL_KINDS: usize = LINK_KINDS.len() + cc::N_MESSAGE_KINDS;
 
 /// summary.json lists PFC's counters after those of the schemes registered before PFC came
 /// (QCN, BCN, the path probe, DCQCN); later schemes' follow them, so the file keeps its order.
@@ -91,7 +93,7 @@ impl From<MessageKind> for ControlKind {
 /// Every control kind with its counter's name and description, in the summary's order:
 /// PAUSE's, then the schemes' (registry order) with PFC's after the first
 /// `SCHEMES_BEFORE_PFC` schemes' ([`SCHEMES_BEFORE_PFC`]).
-pub fn control_kinds() -> Vec<(ControlKind, Named)> {
+pub(crate) fn control_kinds() -> Vec<(ControlKind, Named)> {
     let link = |i: u8| (ControlKind(i), LINK_KINDS[usize::from(i)]);
     let mut kinds = vec![link(0), link(1)];
     let mut next = 0u8;
@@ -112,33 +114,33 @@ pub fn control_kinds() -> Vec<(ControlKind, Named)> {
 
 /// Whole-network counters.
 #[derive(Clone, Debug, Default)]
-pub struct Counters {
-    pub generated: u64,
-    pub delivered: u64,
-    pub delivered_bytes: u64,
-    pub dropped: [u64; 6],
+pub(crate) struct Counters {
+    pub(crate) generated: u64,
+    pub(crate) delivered: u64,
+    pub(crate) delivered_bytes: u64,
+    pub(crate) dropped: [u64; 6],
     /// By [`ControlKind::index`].
-    pub control_sent: [u64; N_CONTROL_KINDS],
+    pub(crate) control_sent: [u64; N_CONTROL_KINDS],
     /// Scheme messages riding the data queue that a full buffer turned away.
-    pub control_dropped: u64,
-    pub control_bytes: u64,
+    pub(crate) control_dropped: u64,
+    pub(crate) control_bytes: u64,
     /// A frame crossing one link is one hop.
-    pub frame_hops: u64,
+    pub(crate) frame_hops: u64,
     /// Sum of delivered frames' end-to-end latency, seconds.
-    pub latency_sum_s: f64,
-    pub latency_max_s: f64,
+    pub(crate) latency_sum_s: f64,
+    pub(crate) latency_max_s: f64,
 }
 
 impl Counters {
-    pub fn drop(&mut self, place: DropPlace) {
+    pub(crate) fn drop(&mut self, place: DropPlace) {
         self.dropped[place as usize] += 1;
     }
 
-    pub fn dropped_total(&self) -> u64 {
+    pub(crate) fn dropped_total(&self) -> u64 {
         self.dropped.iter().sum()
     }
 
-    pub fn control(&mut self, kind: impl Into<ControlKind>, bytes: u32) {
+    pub(crate) fn control(&mut self, kind: impl Into<ControlKind>, bytes: u32) {
         self.control_sent[kind.into().index()] += 1;
         self.control_bytes += bytes as u64;
     }
@@ -146,18 +148,18 @@ impl Counters {
 
 /// Per-host traffic counters (as a source and as a sink).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct HostCounters {
-    pub generated_frames: u64,
-    pub generated_bytes: u64,
-    pub tx_frames: u64,
-    pub tx_bytes: u64,
-    pub dropped_frames: u64,
-    pub rx_frames: u64,
-    pub rx_bytes: u64,
+pub(crate) struct HostCounters {
+    pub(crate) generated_frames: u64,
+    pub(crate) generated_bytes: u64,
+    pub(crate) tx_frames: u64,
+    pub(crate) tx_bytes: u64,
+    pub(crate) dropped_frames: u64,
+    pub(crate) rx_frames: u64,
+    pub(crate) rx_bytes: u64,
 }
 
 impl HostCounters {
-    pub fn minus(&self, earlier: &HostCounters) -> HostCounters {
+    pub(crate) fn minus(&self, earlier: &HostCounters) -> HostCounters {
         HostCounters {
             generated_frames: self.generated_frames - earlier.generated_frames,
             generated_bytes: self.generated_bytes - earlier.generated_bytes,
@@ -171,7 +173,7 @@ impl HostCounters {
 }
 
 /// Jain's fairness index (sum x)^2 / (n * sum x^2); 1 when all equal. None for no values.
-pub fn jain_fairness(values: &[f64]) -> Option<f64> {
+pub(crate) fn jain_fairness(values: &[f64]) -> Option<f64> {
     let n = values.len() as f64;
     let sum: f64 = values.iter().sum();
     let sum_sq: f64 = values.iter().map(|x| x * x).sum();

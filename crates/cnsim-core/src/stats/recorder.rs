@@ -16,14 +16,14 @@ pub struct TimeSeries {
 }
 
 #[derive(Default)]
-pub struct Recorder {
-    pub series: TimeSeries,
+pub(crate) struct Recorder {
+    pub(crate) series: TimeSeries,
     entity_ids: HashMap<String, u32>,
     now_s: f64,
 }
 
 impl Recorder {
-    pub fn new() -> Recorder {
+    pub(crate) fn new() -> Recorder {
         Recorder {
             series: TimeSeries {
                 metrics: METRICS.iter().map(|m| m.to_string()).collect(),
@@ -34,7 +34,7 @@ impl Recorder {
     }
 
     /// Interns an entity name (done once per element, not per sample).
-    pub fn entity(&mut self, name: &str) -> u32 {
+    pub(crate) fn entity(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.entity_ids.get(name) {
             return id;
         }
@@ -44,11 +44,11 @@ impl Recorder {
         id
     }
 
-    pub fn begin_sample(&mut self, time_s: f64) {
+    pub(crate) fn begin_sample(&mut self, time_s: f64) {
         self.now_s = time_s;
     }
 
-    pub fn record(&mut self, metric: &str, entity: u32, value: f64) {
+    pub(crate) fn record(&mut self, metric: &str, entity: u32, value: f64) {
         let m = METRICS
             .iter()
             .position(|&x| x == metric)
