@@ -136,6 +136,9 @@ impl Simulation {
     /// Runs to the end time. `progress` gets the simulated fraction done now and then;
     /// returning `false` stops the run early (the run then covers the time simulated so far,
     /// and `summary.completed` says so).
+    // Never inlined: one call per run, and profiles (callgrind, docs/performance.md) count the
+    // event loop as this function.
+    #[inline(never)]
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> FinishedRun {
         let wall = Instant::now();
         let end = self.end;
