@@ -82,17 +82,26 @@ fn outside_cc_no_file_names_a_scheme() {
 /// simulation, the counters or the report, which all take the schemes from it.
 #[test]
 fn cc_imports_nothing_from_net() {
+    macro_rules! source {
+        ($path:literal) => {
+            ($path, include_str!(concat!("../src/", $path)))
+        };
+    }
     let files = [
-        ("cc/mod.rs", include_str!("../src/cc/mod.rs")),
-        ("cc/registry.rs", include_str!("../src/cc/registry.rs")),
-        ("cc/scheme.rs", include_str!("../src/cc/scheme.rs")),
-        ("cc/table.rs", include_str!("../src/cc/table.rs")),
-        ("cc/qcn.rs", include_str!("../src/cc/qcn.rs")),
-        ("cc/bcn.rs", include_str!("../src/cc/bcn.rs")),
-        ("cc/path_probe.rs", include_str!("../src/cc/path_probe.rs")),
-        ("cc/dcqcn.rs", include_str!("../src/cc/dcqcn.rs")),
-        ("cc/e2cm.rs", include_str!("../src/cc/e2cm.rs")),
-        ("cc/mark_all.rs", include_str!("../src/cc/mark_all.rs")),
+        source!("cc/mod.rs"),
+        source!("cc/registry.rs"),
+        source!("cc/scheme.rs"),
+        source!("cc/table.rs"),
+        source!("cc/qcn.rs"),
+        source!("cc/qcn/params.rs"),
+        source!("cc/bcn.rs"),
+        source!("cc/bcn/params.rs"),
+        source!("cc/path_probe.rs"),
+        source!("cc/dcqcn.rs"),
+        source!("cc/dcqcn/params.rs"),
+        source!("cc/e2cm.rs"),
+        source!("cc/e2cm/params.rs"),
+        source!("cc/mark_all.rs"),
     ];
     for (file, text) in files {
         let code = code_of(text);
