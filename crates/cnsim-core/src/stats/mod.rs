@@ -89,8 +89,8 @@ impl From<MessageKind> for ControlKind {
 }
 
 /// Every control kind with its counter's name and description, in the summary's order:
-/// PAUSE's, then the schemes' (registry order) with PFC's after the first
-/// `SCHEMES_BEFORE_PFC` schemes' ([`SCHEMES_BEFORE_PFC`]).
+/// PAUSE's, then the schemes' (registry order) with PFC's after those of the first four
+/// schemes (the order summary.json has always had).
 pub fn control_kinds() -> Vec<(ControlKind, Named)> {
     let link = |i: u8| (ControlKind(i), LINK_KINDS[usize::from(i)]);
     let mut kinds = vec![link(0), link(1)];
