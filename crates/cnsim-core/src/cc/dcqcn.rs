@@ -33,6 +33,10 @@
 //!   fixed intervals (`RATE_DECREASE_INTERVAL`, `ALPHA_RESUME_INTERVAL` with a CNP-arrived
 //!   bit); here every CNP cuts at once and alpha decays on its own timer. PAUSE does not freeze
 //!   a DCQCN RP.
+//!
+//! Parameters: [`DcqcnParams`] (`dcqcn/params.rs`, `[congestion.dcqcn]`) and its named sets.
+
+mod params;
 
 use std::collections::HashMap;
 
@@ -44,180 +48,12 @@ use super::{
     lay_table_over, Carried, CcScheme, CongestionSpec, CpFrame, HostId, MessageKind, Named,
     NpFrame, Pacing, Registered, NO_TAG,
 };
-use crate::error::{Check, ConfigError};
+use crate::error::ConfigError;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
-/// Where the CP decides to mark a frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MarkOn {
-    /// When the frame joins the queue, against the queue including it (RED as specified).
-    #[default]
-    Enqueue,
-    /// When the frame leaves the queue, against the queue it leaves behind (feedback is
-    /// fresher by one queueing delay; the public ns-3 code bases mark here).
-    Dequeue,
-}
+pub use params::*;
 
-/// How large a hyper-increase step is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum HaiStep {
-    /// R_HAI (min(T, BC) - F), as in QCN's pseudo code.
-    #[default]
-    Qcn,
-    /// R_HAI per step, as in the Mellanox model of the public ns-3 code.
-    Constant,
-}
-
-/// Named parameter sets: the table's keys are laid over the set's values.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ParameterSet {
-    /// SIGCOMM 2015 (Zhu et al.) and its CoNEXT 2016 analysis: Kmin 5 KB, Kmax 200 KB, Pmax 1 %,
-    /// g 1/256, N 50 us, K = T 55 us, B 10 MB, F 5, R_AI 40 Mb/s.
-    #[default]
-    Sigcomm2015,
-    /// The DCQCN settings of the HPCC ns-3 code base (`mix/config.txt`, CC_MODE 1, 25 Gb/s
-    /// ECN map): Kmin 100 KB, Kmax 400 KB, Pmax 20 %, rate timer 900 us, alpha timer 1 us,
-    /// F 1, R_AI 50 Mb/s, R_HAI 100 Mb/s constant, minimum rate 100 Mb/s, no byte counter,
-    /// marking at dequeue.
-    HpccNs3,
-}
-
-/// `[congestion.dcqcn]`. Defaults are the SIGCOMM 2015 parameters.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct DcqcnParams {
-    /// The named set the other keys start from (outputs say which ran).
-    pub parameter_set: ParameterSet,
-    /// CP: below this queue nothing is marked (Kmin).
-    pub kmin_bytes: f64,
-    /// CP: above this queue everything is marked (Kmax).
-    pub kmax_bytes: f64,
-    /// CP: marking probability at Kmax (Pmax).
-    pub pmax: f64,
-    /// CP: mark at enqueue or at dequeue.
-    pub mark_on: MarkOn,
-    /// NP: at most one CNP per flow per this interval (N).
-    pub cnp_interval_s: f64,
-    /// Size of a CNP frame.
-    pub cnp_bytes: u32,
-    /// RP: alpha's gain g.
-    pub g: f64,
-    /// RP: alpha when the RP is created.
-    pub alpha_init: f64,
-    /// RP: period of alpha's decay without CNPs (K).
-    pub alpha_timer_s: f64,
-    /// RP: rate-increase timer (T).
-    pub rate_timer_s: f64,
-    /// RP: rate-increase byte counter (B); 0 turns it off.
-    pub byte_counter_bytes: f64,
-    /// RP: fast-recovery steps (F).
-    pub fast_recovery_threshold: u32,
-    /// RP: additive-increase step R_AI.
-    pub r_ai_bps: f64,
-    /// RP: hyper-increase step R_HAI.
-    pub r_hai_bps: f64,
-    pub hai_step: HaiStep,
-    /// RP: floor of CR.
-    pub min_rate_bps: f64,
-    /// RP: token-bucket depth of the rate limiter (bytes accrued at CR while it waits, e.g.
-    /// paused; 0 = none beyond the frame being paced), as `congestion.qcn.rp_bucket_bytes`.
-    pub rp_bucket_bytes: f64,
-}
-
-impl Default for DcqcnParams {
-    fn default() -> Self {
-        DcqcnParams::of_set(ParameterSet::Sigcomm2015)
-    }
-}
-
-impl DcqcnParams {
-    /// The values of a named parameter set.
-    pub fn of_set(set: ParameterSet) -> DcqcnParams {
-        let sigcomm = DcqcnParams {
-            parameter_set: ParameterSet::Sigcomm2015,
-            kmin_bytes: 5_000.0,
-            kmax_bytes: 200_000.0,
-            pmax: 0.01,
-            mark_on: MarkOn::Enqueue,
-            cnp_interval_s: 50e-6,
-            cnp_bytes: 64,
-            g: 1.0 / 256.0,
-            alpha_init: 1.0,
-            alpha_timer_s: 55e-6,
-            rate_timer_s: 55e-6,
-            byte_counter_bytes: 10e6,
-            fast_recovery_threshold: 5,
-            r_ai_bps: 40e6,
-            // The paper gives no number for R_HAI ("larger"); QCN's ratio R_HAI = 10 R_AI.
-            r_hai_bps: 400e6,
-            hai_step: HaiStep::Qcn,
-            min_rate_bps: 10e6,
-            rp_bucket_bytes: 0.0,
-        };
-        match set {
-            ParameterSet::Sigcomm2015 => sigcomm,
-            ParameterSet::HpccNs3 => DcqcnParams {
-                parameter_set: ParameterSet::HpccNs3,
-                kmin_bytes: 100_000.0,
-                kmax_bytes: 400_000.0,
-                pmax: 0.2,
-                mark_on: MarkOn::Dequeue,
-                alpha_timer_s: 1e-6,
-                rate_timer_s: 900e-6,
-                byte_counter_bytes: 0.0,
-                fast_recovery_threshold: 1,
-                r_ai_bps: 50e6,
-                r_hai_bps: 100e6,
-                hai_step: HaiStep::Constant,
-                min_rate_bps: 100e6,
-                ..sigcomm
-            },
-        }
-    }
-
-    /// Checks every field; errors name the field as `<path>.<field>`.
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        let c = Check { path };
-        c.non_negative("kmin_bytes", self.kmin_bytes)?;
-        c.positive("kmax_bytes", self.kmax_bytes)?;
-        if self.kmax_bytes <= self.kmin_bytes {
-            return Err(c.fail(
-                "kmax_bytes",
-                format!(
-                    "must be above kmin_bytes ({} <= {})",
-                    self.kmax_bytes, self.kmin_bytes
-                ),
-            ));
-        }
-        c.in_closed("pmax", self.pmax, 0.0, 1.0)?;
-        c.time_positive("cnp_interval_s", self.cnp_interval_s)?;
-        c.in_closed("cnp_bytes", self.cnp_bytes as f64, 64.0, 9216.0)?;
-        c.in_open_closed("g", self.g, 0.0, 1.0)?;
-        c.in_closed("alpha_init", self.alpha_init, 0.0, 1.0)?;
-        c.time_positive("alpha_timer_s", self.alpha_timer_s)?;
-        c.time_positive("rate_timer_s", self.rate_timer_s)?;
-        c.non_negative("byte_counter_bytes", self.byte_counter_bytes)?;
-        c.rate_non_negative("r_ai_bps", self.r_ai_bps)?;
-        c.rate_non_negative("r_hai_bps", self.r_hai_bps)?;
-        c.rate("min_rate_bps", self.min_rate_bps)?;
-        c.non_negative("rp_bucket_bytes", self.rp_bucket_bytes)
-    }
-
-    /// The RED-like marking probability at queue length `queue_bytes`.
-    pub fn mark_probability(&self, queue_bytes: f64) -> f64 {
-        if queue_bytes < self.kmin_bytes {
-            0.0
-        } else if queue_bytes <= self.kmax_bytes {
-            self.pmax * (queue_bytes - self.kmin_bytes) / (self.kmax_bytes - self.kmin_bytes)
-        } else {
-            1.0
-        }
-    }
-}
 
 /// The CNP (it carries nothing: the frame's `flow` names the RP at the source).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -873,21 +709,5 @@ mod tests {
         close(rp.rate_bps(), 10e9 * (1.0 - alpha / 2.0));
         close(rp.target_rate_bps(), 10e9);
         close(rp.alpha(), (1.0 - p.g) * alpha + p.g);
-    }
-
-    #[test]
-    fn validate_names_the_field() {
-        let bad = DcqcnParams {
-            kmax_bytes: 1_000.0,
-            ..DcqcnParams::default()
-        };
-        let e = bad.validate("congestion.dcqcn").unwrap_err();
-        assert!(e.to_string().contains("congestion.dcqcn.kmax_bytes"), "{e}");
-        let bad = DcqcnParams {
-            g: 0.0,
-            ..DcqcnParams::default()
-        };
-        let e = bad.validate("congestion.dcqcn").unwrap_err();
-        assert!(e.to_string().contains("congestion.dcqcn.g"), "{e}");
     }
 }

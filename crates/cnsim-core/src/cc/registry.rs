@@ -224,7 +224,7 @@ macro_rules! schemes {
                 let msg = match &mut self.state {
                     $( $(#[$attr])* CpState::$V(cp) => {
                         #[allow(unreachable_patterns)]
-                        let frame = frame.at_cp().narrow(|m| match m {
+                        let frame = frame.at_cp(|m| match m {
                             CcMsg::$M(own) => Some(own),
                             _ => None,
                         });
@@ -242,7 +242,7 @@ macro_rules! schemes {
                 match &mut self.state {
                     $( $(#[$attr])* CpState::$V(cp) => {
                         #[allow(unreachable_patterns)]
-                        let frame = frame.at_cp().narrow(|m| match m {
+                        let frame = frame.at_cp(|m| match m {
                             CcMsg::$M(own) => Some(own),
                             _ => None,
                         });
@@ -403,7 +403,7 @@ macro_rules! schemes {
                 match self {
                     $( $(#[$attr])* NotificationPoint::$V(np) => {
                         #[allow(unreachable_patterns)]
-                        let frame = frame.at_np().narrow(|m| match m {
+                        let frame = frame.at_np(|m| match m {
                             CcMsg::$M(own) => Some(own),
                             _ => None,
                         });

@@ -60,50 +60,14 @@ pub struct NpFrame<'a, M> {
     pub payload: Carried<&'a M>,
 }
 
-/// A frame as the hooks see it; implemented by `net::frame::Frame`.
+/// A frame as the hooks see it; implemented by `net::frame::Frame`. `own` picks one scheme's
+/// message out of a [`CcMsg`] (the registry's arm passes its scheme's), so the frame's payload
+/// is matched once: data, that scheme's message, or anything else.
 pub trait HookFrame {
-    /// The frame at a congestion point, its payload any scheme's message.
-    fn at_cp(&mut self) -> CpFrame<'_, CcMsg>;
+    /// The frame at a congestion point.
+    fn at_cp<M>(&mut self, own: impl FnOnce(&mut CcMsg) -> Option<&mut M>) -> CpFrame<'_, M>;
     /// The frame at a notification point.
-    fn at_np(&self) -> NpFrame<'_, CcMsg>;
-}
-
-impl<'a> CpFrame<'a, CcMsg> {
-    /// The same frame with its message narrowed to one scheme's (another's is `Other`).
-    #[inline(always)]
-    pub(super) fn narrow<M>(
-        self,
-        own: impl FnOnce(&'a mut CcMsg) -> Option<&'a mut M>,
-    ) -> CpFrame<'a, M> {
-        CpFrame {
-            src: self.src,
-            flow: self.flow,
-            bytes: self.bytes,
-            rl_tag: self.rl_tag,
-            ecn_ce: self.ecn_ce,
-            payload: match self.payload {
-                Carried::Data => Carried::Data,
-                Carried::Msg(m) => own(m).map_or(Carried::Other, Carried::Msg),
-                Carried::Other => Carried::Other,
-            },
-        }
-    }
-}
-
-impl<'a> NpFrame<'a, CcMsg> {
-    /// The same frame with its message narrowed to one scheme's (another's is `Other`).
-    #[inline(always)]
-    pub(super) fn narrow<M>(self, own: impl FnOnce(&'a CcMsg) -> Option<&'a M>) -> NpFrame<'a, M> {
-        NpFrame {
-            src: self.src,
-            ecn_ce: self.ecn_ce,
-            payload: match self.payload {
-                Carried::Data => Carried::Data,
-                Carried::Msg(m) => own(m).map_or(Carried::Other, Carried::Msg),
-                Carried::Other => Carried::Other,
-            },
-        }
-    }
+    fn at_np<M>(&self, own: impl FnOnce(&CcMsg) -> Option<&M>) -> NpFrame<'_, M>;
 }
 
 /// A scheme's frame (CNM, BCN) is a real frame: between the Ethernet minimum and a jumbo frame.

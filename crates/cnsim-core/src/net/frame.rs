@@ -110,10 +110,11 @@ impl Frame {
     }
 }
 
-/// What the scheme hooks see of a frame.
+/// What the scheme hooks see of a frame: its payload matched once, against data and the
+/// running scheme's message (`own`).
 impl HookFrame for Frame {
     #[inline(always)]
-    fn at_cp(&mut self) -> CpFrame<'_, CcMsg> {
+    fn at_cp<M>(&mut self, own: impl FnOnce(&mut CcMsg) -> Option<&mut M>) -> CpFrame<'_, M> {
         CpFrame {
             src: self.src,
             flow: self.flow,
@@ -122,20 +123,20 @@ impl HookFrame for Frame {
             ecn_ce: &mut self.ecn_ce,
             payload: match &mut self.payload {
                 Payload::Data => Carried::Data,
-                Payload::Cc(msg) => Carried::Msg(msg),
+                Payload::Cc(msg) => own(msg).map_or(Carried::Other, Carried::Msg),
                 Payload::Pause { .. } | Payload::Pfc { .. } => Carried::Other,
             },
         }
     }
 
     #[inline(always)]
-    fn at_np(&self) -> NpFrame<'_, CcMsg> {
+    fn at_np<M>(&self, own: impl FnOnce(&CcMsg) -> Option<&M>) -> NpFrame<'_, M> {
         NpFrame {
             src: self.src,
             ecn_ce: self.ecn_ce,
             payload: match &self.payload {
                 Payload::Data => Carried::Data,
-                Payload::Cc(msg) => Carried::Msg(msg),
+                Payload::Cc(msg) => own(msg).map_or(Carried::Other, Carried::Msg),
                 Payload::Pause { .. } | Payload::Pfc { .. } => Carried::Other,
             },
         }
