@@ -7,10 +7,10 @@ use crate::time::{MAX_RATE_BPS, MAX_TIME_S, MIN_RATE_BPS, MIN_TIME_S};
 
 /// Largest byte count a field may give: 2^53, the largest integer an f64 holds exactly (byte
 /// fields are compared with integer counters).
-pub const MAX_BYTES: f64 = 9_007_199_254_740_992.0;
+pub(crate) const MAX_BYTES: f64 = 9_007_199_254_740_992.0;
 
 /// Largest frame (a jumbo frame): data frames, control frames and the per-frame wire overhead.
-pub const MAX_FRAME_BYTES: u32 = 9216;
+pub(crate) const MAX_FRAME_BYTES: u32 = 9216;
 
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ConfigError {
@@ -42,7 +42,7 @@ impl ConfigError {
 /// A TOML parse error as one line: the field's path when the offending line is a `key = value`
 /// (a number too large for TOML, a bad value), else the line and column; never the parser's
 /// multi-line excerpt.
-pub fn toml_syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
+pub(crate) fn toml_syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
     let message = e.message().trim_end().replace('\n', "; ");
     let Some(span) = e.span() else {
         return ConfigError::Syntax(message);
@@ -98,7 +98,7 @@ fn field_path_at(text: &str, line: usize) -> Option<String> {
 
 /// A number for a message: plain when short (1500, 0.25), in exponent form when tiny or huge
 /// (1e-17, 1e6, 1e300) so the message stays one readable line.
-pub fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     let a = v.abs();
     if v == 0.0 || !v.is_finite() || (1e-4..1e6).contains(&a) {
         format!("{v}")
@@ -108,7 +108,7 @@ pub fn num(v: f64) -> String {
 }
 
 /// Collects validation checks in one place so each reads as one line.
-pub struct Check<'a> {
+pub(crate) struct Check<'a> {
     pub path: &'a str,
 }
 
@@ -121,7 +121,7 @@ impl Check<'_> {
         }
     }
 
-    pub fn positive(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+    pub(crate) fn positive(&self, field: &str, v: f64) -> Result<(), ConfigError> {
         if v.is_finite() && v > 0.0 {
             Ok(())
         } else {
@@ -132,7 +132,7 @@ impl Check<'_> {
         }
     }
 
-    pub fn non_negative(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+    pub(crate) fn non_negative(&self, field: &str, v: f64) -> Result<(), ConfigError> {
         if v.is_finite() && v >= 0.0 {
             Ok(())
         } else {
@@ -144,7 +144,13 @@ impl Check<'_> {
     }
 
     /// `lo < v <= hi` (for loads and probabilities that may not be zero).
-    pub fn in_open_closed(&self, field: &str, v: f64, lo: f64, hi: f64) -> Result<(), ConfigError> {
+    pub(crate) fn in_open_closed(
+        &self,
+        field: &str,
+        v: f64,
+        lo: f64,
+        hi: f64,
+    ) -> Result<(), ConfigError> {
         if v.is_finite() && v > lo && v <= hi {
             Ok(())
         } else {
@@ -156,7 +162,13 @@ impl Check<'_> {
     }
 
     /// `lo <= v <= hi`.
-    pub fn in_closed(&self, field: &str, v: f64, lo: f64, hi: f64) -> Result<(), ConfigError> {
+    pub(crate) fn in_closed(
+        &self,
+        field: &str,
+        v: f64,
+        lo: f64,
+        hi: f64,
+    ) -> Result<(), ConfigError> {
         if v.is_finite() && v >= lo && v <= hi {
             Ok(())
         } else {
@@ -168,7 +180,7 @@ impl Check<'_> {
     }
 
     /// A time that must be > 0: between the clock's resolution and `MAX_TIME_S`.
-    pub fn time_positive(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+    pub(crate) fn time_positive(&self, field: &str, v: f64) -> Result<(), ConfigError> {
         self.positive(field, v)?;
         if v.is_finite() && (MIN_TIME_S..=MAX_TIME_S).contains(&v) {
             Ok(())
@@ -186,7 +198,7 @@ impl Check<'_> {
     }
 
     /// A time that may be 0 (a delay, a start): 0, or as `time_positive`.
-    pub fn time_non_negative(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+    pub(crate) fn time_non_negative(&self, field: &str, v: f64) -> Result<(), ConfigError> {
         self.non_negative(field, v)?;
         if v == 0.0 {
             return Ok(());
@@ -207,19 +219,19 @@ impl Check<'_> {
     }
 
     /// A service rate (link, receiver, CBR source): `MIN_RATE_BPS..=MAX_RATE_BPS`.
-    pub fn rate(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+    pub(crate) fn rate(&self, field: &str, v: f64) -> Result<(), ConfigError> {
         self.positive(field, v)?;
         self.in_range(field, v, MIN_RATE_BPS, MAX_RATE_BPS, "b/s")
     }
 
     /// A rate step or increment that may be 0: `0..=MAX_RATE_BPS`.
-    pub fn rate_non_negative(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+    pub(crate) fn rate_non_negative(&self, field: &str, v: f64) -> Result<(), ConfigError> {
         self.non_negative(field, v)?;
         self.in_range(field, v, 0.0, MAX_RATE_BPS, "b/s")
     }
 
     /// A byte count that must be > 0: `(0, MAX_BYTES]`.
-    pub fn bytes_positive(&self, field: &str, v: f64) -> Result<(), ConfigError> {
+    pub(crate) fn bytes_positive(&self, field: &str, v: f64) -> Result<(), ConfigError> {
         self.positive(field, v)?;
         if v.is_finite() && v > 0.0 && v <= MAX_BYTES {
             Ok(())
@@ -232,7 +244,7 @@ impl Check<'_> {
     }
 
     /// `lo <= v <= hi` with a unit in the message.
-    pub fn in_range(
+    pub(crate) fn in_range(
         &self,
         field: &str,
         v: f64,
@@ -255,7 +267,7 @@ impl Check<'_> {
         }
     }
 
-    pub fn fail(&self, field: &str, reason: impl Into<String>) -> ConfigError {
+    pub(crate) fn fail(&self, field: &str, reason: impl Into<String>) -> ConfigError {
         ConfigError::field(self.at(field), reason)
     }
 }

@@ -177,7 +177,7 @@ impl FlowTable {
 /// The `flows` object of `summary.json`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FlowSummary {
+pub(crate) struct FlowSummary {
     /// Flows started by the end of the run.
     pub started: u64,
     /// Flows whose last byte was delivered.

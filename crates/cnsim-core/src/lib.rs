@@ -18,7 +18,8 @@
 //! Everything else is private to the crate: the elements, the schemes and the event queue are
 //! reached only through a scenario.
 
-pub mod cc;
+#![deny(unreachable_pub)]
+pub(crate) mod cc;
 pub(crate) mod engine;
 pub(crate) mod error;
 pub(crate) mod flow_control;

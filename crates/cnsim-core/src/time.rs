@@ -7,11 +7,11 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Mul, Sub};
 
 /// Picoseconds per second.
-pub const PS_PER_S: u64 = 1_000_000_000_000;
+pub(crate) const PS_PER_S: u64 = 1_000_000_000_000;
 
 /// The clock's resolution: durations a scenario gives must be 0 or at least this (anything
 /// shorter would round to 0 ps and stall time at one instant).
-pub const MIN_TIME_S: f64 = 1e-12;
+pub(crate) const MIN_TIME_S: f64 = 1e-12;
 
 /// Longest time a scenario field may give (about 11.6 days). u64 picoseconds reach 1.8e7 s;
 /// keeping each input 18x below that lets a run's start, duration, delays and timers be added
@@ -27,38 +27,40 @@ pub const MIN_RATE_BPS: f64 = 1e3;
 
 /// A point in simulated time, or a duration, in integer picoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SimTime(pub u64);
+pub(crate) struct SimTime(pub u64);
 
 impl SimTime {
-    pub const ZERO: SimTime = SimTime(0);
-    pub const MAX: SimTime = SimTime(u64::MAX);
+    pub(crate) const ZERO: SimTime = SimTime(0);
+    pub(crate) const MAX: SimTime = SimTime(u64::MAX);
 
     /// Converts seconds to the nearest picosecond. Negative or non-finite input maps to 0
     /// (validation rejects such values before they get here).
-    pub fn from_secs_f64(seconds: f64) -> SimTime {
+    pub(crate) fn from_secs_f64(seconds: f64) -> SimTime {
         if !seconds.is_finite() || seconds <= 0.0 {
             return SimTime::ZERO;
         }
         SimTime((seconds * PS_PER_S as f64).round() as u64)
     }
 
-    pub fn from_micros(us: u64) -> SimTime {
+    #[cfg(test)]
+    pub(crate) fn from_micros(us: u64) -> SimTime {
         SimTime(us * 1_000_000)
     }
 
-    pub fn from_nanos(ns: u64) -> SimTime {
+    #[cfg(test)]
+    pub(crate) fn from_nanos(ns: u64) -> SimTime {
         SimTime(ns * 1_000)
     }
 
-    pub fn as_secs_f64(self) -> f64 {
+    pub(crate) fn as_secs_f64(self) -> f64 {
         self.0 as f64 / PS_PER_S as f64
     }
 
-    pub fn ps(self) -> u64 {
+    pub(crate) fn ps(self) -> u64 {
         self.0
     }
 
-    pub fn saturating_sub(self, other: SimTime) -> SimTime {
+    pub(crate) fn saturating_sub(self, other: SimTime) -> SimTime {
         SimTime(self.0.saturating_sub(other.0))
     }
 }
@@ -107,7 +109,7 @@ impl fmt::Display for SimTime {
 
 /// Time to put `bytes` on a wire at `rate_bps`, rounded up to the next picosecond so a frame
 /// never finishes early. Returns `SimTime::MAX` for a zero rate (a stopped server).
-pub fn serialization_time(bytes: u64, rate_bps: f64) -> SimTime {
+pub(crate) fn serialization_time(bytes: u64, rate_bps: f64) -> SimTime {
     if rate_bps <= 0.0 {
         return SimTime::MAX;
     }
@@ -130,7 +132,7 @@ fn ceil_to_u64(x: f64) -> u64 {
 
 /// Largest frame for which `exact_ps_per_byte` may be used: below it `bytes * 8 * 1e12` is
 /// an exact double (its odd part `bytes * 5^12` stays under 2^53).
-pub const EXACT_TX_MAX_BYTES: u64 = 1 << 24;
+pub(crate) const EXACT_TX_MAX_BYTES: u64 = 1 << 24;
 
 /// Picoseconds per byte at `rate_bps` when that is a whole number (8e12 / rate: 800 at 10 Gb/s,
 /// 80 at 100 Gb/s), else None. For such a rate `serialization_time(bytes, rate)` is exactly
@@ -138,7 +140,7 @@ pub const EXACT_TX_MAX_BYTES: u64 = 1 << 24;
 /// rate are exact doubles and their quotient is an integer below 2^53, so the IEEE division
 /// returns it exactly and `ceil` leaves it. Ports precompute it once per rate and multiply
 /// instead of dividing (bit-identical, tested against the float formula).
-pub fn exact_ps_per_byte(rate_bps: f64) -> Option<u64> {
+pub(crate) fn exact_ps_per_byte(rate_bps: f64) -> Option<u64> {
     if !(1.0..=MAX_RATE_BPS).contains(&rate_bps) || rate_bps.fract() != 0.0 {
         return None;
     }
@@ -156,7 +158,7 @@ pub fn exact_ps_per_byte(rate_bps: f64) -> Option<u64> {
 /// size (a run's frames are mostly of one size; at 9.5 Gb/s the divide and `ceil` were 8% of
 /// `seed004-qcn`'s cycles).
 #[derive(Clone, Debug)]
-pub struct TxTimer {
+pub(crate) struct TxTimer {
     /// The rate (as bits) the fields below were computed for.
     rate_bits: u64,
     ps_per_byte: Option<u64>,
@@ -172,7 +174,7 @@ impl Default for TxTimer {
 }
 
 impl TxTimer {
-    pub fn new(rate_bps: f64) -> TxTimer {
+    pub(crate) fn new(rate_bps: f64) -> TxTimer {
         TxTimer {
             rate_bits: rate_bps.to_bits(),
             ps_per_byte: exact_ps_per_byte(rate_bps),
@@ -181,7 +183,7 @@ impl TxTimer {
     }
 
     /// Exactly `serialization_time(bytes, rate_bps)`.
-    pub fn time(&mut self, bytes: u64, rate_bps: f64) -> SimTime {
+    pub(crate) fn time(&mut self, bytes: u64, rate_bps: f64) -> SimTime {
         if rate_bps.to_bits() != self.rate_bits {
             *self = TxTimer::new(rate_bps);
         }
@@ -198,7 +200,7 @@ impl TxTimer {
 }
 
 /// Duration of one PAUSE quantum (512 bit times) at `rate_bps`: 51.2 ns at 10 Gb/s.
-pub fn pause_quanta_time(quanta: u16, rate_bps: f64) -> SimTime {
+pub(crate) fn pause_quanta_time(quanta: u16, rate_bps: f64) -> SimTime {
     if rate_bps <= 0.0 {
         return SimTime::MAX;
     }

@@ -64,31 +64,31 @@ use crate::error::ConfigError;
 use crate::rng::{jitter_factor, SimRng};
 use crate::time::SimTime;
 
-pub use params::*;
+pub(crate) use params::*;
 
 
 /// One BCN message as the CP computes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BcnFeedback {
+pub(crate) struct BcnFeedback {
     /// Feedback in fb units; negative = decrease. -Fbmax for `Max` and `ZeroZero`.
-    pub fb: f64,
-    pub kind: BcnKind,
+    pub(crate) fb: f64,
+    pub(crate) kind: BcnKind,
 }
 
 impl BcnFeedback {
     /// True for every message that decreases a rate (and so may install a limiter).
-    pub fn is_negative(&self) -> bool {
+    pub(crate) fn is_negative(&self) -> bool {
         self.kind != BcnKind::Normal || self.fb < 0.0
     }
 }
 
 /// BCN messages a CP sent, by kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BcnCounts {
-    pub negative: u64,
-    pub positive: u64,
-    pub max: u64,
-    pub zero_zero: u64,
+pub(crate) struct BcnCounts {
+    pub(crate) negative: u64,
+    pub(crate) positive: u64,
+    pub(crate) max: u64,
+    pub(crate) zero_zero: u64,
 }
 
 /// The feedback rule of a sample (protocols.md section 3): Fb = -(Qoff + W*Qdelta) / fb_unit
@@ -96,22 +96,22 @@ pub struct BcnCounts {
 /// applies it to the whole queue; E2CM's fine loop (`cc/e2cm.rs`) to one flow's bytes, with
 /// its own Qeq and thresholds.
 #[derive(Clone, Debug)]
-pub struct FeedbackRule {
-    pub qeq_bytes: f64,
-    pub w: f64,
-    pub fb_unit_bytes: f64,
-    pub qoff_bounds_bytes: [f64; 2],
-    pub qdelta_bounds_bytes: [f64; 2],
+pub(crate) struct FeedbackRule {
+    pub(crate) qeq_bytes: f64,
+    pub(crate) w: f64,
+    pub(crate) fb_unit_bytes: f64,
+    pub(crate) qoff_bounds_bytes: [f64; 2],
+    pub(crate) qdelta_bounds_bytes: [f64; 2],
     /// Qeq*(1+2W) in fb units: the magnitude BCN-MAX and BCN(0,0) carry.
-    pub fb_max_units: f64,
+    pub(crate) fb_max_units: f64,
     /// `f64::INFINITY` when the feature is off, so `q >= threshold` never holds.
-    pub max_threshold_bytes: f64,
-    pub bcn00_threshold_bytes: f64,
+    pub(crate) max_threshold_bytes: f64,
+    pub(crate) bcn00_threshold_bytes: f64,
 }
 
 impl FeedbackRule {
     /// The rule of `params` (its Qeq, W, clamps in multiples of Qeq, thresholds).
-    pub fn of(params: &BcnParams) -> FeedbackRule {
+    pub(crate) fn of(params: &BcnParams) -> FeedbackRule {
         let qeq = params.qeq_bytes;
         FeedbackRule {
             qeq_bytes: qeq,
@@ -130,7 +130,7 @@ impl FeedbackRule {
 
     /// The feedback of a sample at queue length `q_bytes` when the previous sample saw
     /// `q_old_bytes`. Precedence: BCN(0,0), then BCN-MAX, then the computed value.
-    pub fn feedback(&self, q_bytes: f64, q_old_bytes: f64) -> BcnFeedback {
+    pub(crate) fn feedback(&self, q_bytes: f64, q_old_bytes: f64) -> BcnFeedback {
         let [off_lo, off_hi] = self.qoff_bounds_bytes;
         let [delta_lo, delta_hi] = self.qdelta_bounds_bytes;
         let qoff_bytes = (q_bytes - self.qeq_bytes).clamp(off_lo, off_hi);
@@ -155,7 +155,7 @@ impl FeedbackRule {
 
 /// Congestion point: one per switch egress queue; `cpid` identifies it.
 #[derive(Clone, Debug)]
-pub struct BcnCp {
+pub(crate) struct BcnCp {
     cpid: u32,
     rule: FeedbackRule,
     oversample_threshold_bytes: f64,
@@ -169,7 +169,7 @@ pub struct BcnCp {
 }
 
 impl BcnCp {
-    pub fn new(params: &BcnParams, cpid: u32, rng: &mut SimRng) -> BcnCp {
+    pub(crate) fn new(params: &BcnParams, cpid: u32, rng: &mut SimRng) -> BcnCp {
         debug_assert_ne!(cpid, NO_TAG, "NO_TAG is not a valid CPID");
         let qsc = params.qsc_bytes.unwrap_or(f64::INFINITY);
         let mut cp = BcnCp {
@@ -193,7 +193,7 @@ impl BcnCp {
     /// A data frame was just enqueued (`queue_bytes` includes it). `rl_tag` is the CPID the
     /// frame's rate limiter carries (`NO_TAG` if none). Returns the BCN message to send to the
     /// frame's source, if any.
-    pub fn on_data_enqueue(
+    pub(crate) fn on_data_enqueue(
         &mut self,
         queue_bytes: u64,
         frame_bytes: u32,
@@ -260,22 +260,20 @@ impl BcnCp {
         *counter += 1;
     }
 
-    pub fn cpid(&self) -> u32 {
-        self.cpid
-    }
-
     /// Frames sampled so far (whether or not a message went out).
-    pub fn samples(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn samples(&self) -> u64 {
         self.samples
     }
 
     /// Feedback of the last sample in fb units, after BCN-MAX / BCN(0,0) substitution, whether
     /// or not it was sent.
-    pub fn last_fb(&self) -> f64 {
+    pub(crate) fn last_fb(&self) -> f64 {
         self.last_fb
     }
 
-    pub fn sent(&self) -> BcnCounts {
+    #[cfg(test)]
+    pub(crate) fn sent(&self) -> BcnCounts {
         self.sent
     }
 }
@@ -292,7 +290,7 @@ struct Drift {
 /// Reaction point: one rate limiter per (source, destination flow), keyed by the CPID that
 /// installed it.
 #[derive(Clone, Debug)]
-pub struct BcnRp {
+pub(crate) struct BcnRp {
     line_rate_bps: f64,
     rate_bps: f64,
     rmin_bps: f64,
@@ -308,7 +306,7 @@ pub struct BcnRp {
 
 impl BcnRp {
     /// Installed by the first negative BCN at line rate; the caller then calls `on_bcn`.
-    pub fn new(line_rate_bps: f64, params: &BcnParams, cpid: u32, now: SimTime) -> BcnRp {
+    pub(crate) fn new(line_rate_bps: f64, params: &BcnParams, cpid: u32, now: SimTime) -> BcnRp {
         let drift = params.drift.then(|| Drift {
             interval: SimTime::from_secs_f64(params.drift_interval_s),
             step_bps: params.drift_step_bps,
@@ -332,7 +330,7 @@ impl BcnRp {
 
     /// Applies a BCN message from CP `cpid`. Negative feedback retags the limiter with `cpid`;
     /// positive feedback from a CP other than the tag is ignored.
-    pub fn on_bcn(&mut self, fb: &BcnFeedback, cpid: u32, now: SimTime, rng: &mut SimRng) {
+    pub(crate) fn on_bcn(&mut self, fb: &BcnFeedback, cpid: u32, now: SimTime, rng: &mut SimRng) {
         match fb.kind {
             BcnKind::ZeroZero => self.severe_congestion(now, rng),
             _ if fb.fb < 0.0 => self.decrease(fb.fb),
@@ -370,31 +368,31 @@ impl BcnRp {
     }
 
     /// Tag for frames sent through this limiter: the CP that last sent negative feedback.
-    pub fn cpid(&self) -> u32 {
+    pub(crate) fn cpid(&self) -> u32 {
         self.cpid
     }
 
-    pub fn rate_bps(&self) -> f64 {
+    pub(crate) fn rate_bps(&self) -> f64 {
         self.rate_bps
     }
 
     /// BCN(0,0) "stop" variant: no frame may be sent before this time.
-    pub fn stopped_until(&self) -> SimTime {
+    pub(crate) fn stopped_until(&self) -> SimTime {
         self.stopped_until
     }
 
     /// When drift is on: the time of the next drift step. After `new`, `on_bcn` and `on_drift`
     /// the engine schedules an event here carrying `drift_generation()` if that changed.
-    pub fn drift_deadline(&self) -> Option<SimTime> {
+    pub(crate) fn drift_deadline(&self) -> Option<SimTime> {
         self.drift.as_ref().map(|d| d.deadline)
     }
 
-    pub fn drift_generation(&self) -> u32 {
+    pub(crate) fn drift_generation(&self) -> u32 {
         self.drift.as_ref().map_or(0, |d| d.generation)
     }
 
     /// A drift event scheduled with `generation` fires; stale generations are ignored.
-    pub fn on_drift(&mut self, generation: u32, now: SimTime) {
+    pub(crate) fn on_drift(&mut self, generation: u32, now: SimTime) {
         let Some(drift) = &self.drift else { return };
         if drift.generation != generation {
             return;
@@ -404,14 +402,14 @@ impl BcnRp {
     }
 
     /// True when R has reached line rate; the limiter is then removed.
-    pub fn is_released(&self) -> bool {
+    pub(crate) fn is_released(&self) -> bool {
         self.rate_bps >= self.line_rate_bps
     }
 }
 
 /// Which BCN message a congestion point sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BcnKind {
+pub(crate) enum BcnKind {
     /// Ordinary feedback, Fb = -(Qoff + W*Qdelta), negative or positive.
     Normal,
     /// BCN-MAX: the queue is at or above the BCN-MAX threshold; Fb is -Fbmax.
@@ -422,10 +420,10 @@ pub enum BcnKind {
 
 /// The BCN message a CP sends to the sampled frame's source.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BcnMsg {
-    pub feedback: BcnFeedback,
+pub(crate) struct BcnMsg {
+    pub(crate) feedback: BcnFeedback,
     /// The congestion point that sent it.
-    pub cpid: u32,
+    pub(crate) cpid: u32,
 }
 
 impl BcnMsg {
@@ -441,20 +439,20 @@ impl BcnMsg {
 }
 
 /// The name of BCN with ECM's defaults.
-pub const ECM: &str = "ecm";
+pub(crate) const ECM: &str = "ecm";
 
 // What the summary says ran (a comment: the summary's schema describes
 // the variant by its fields).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct BcnVariant {
+pub(crate) struct BcnVariant {
     /// `bcn`, `bcn+max`, `ecm+max+00`...
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// BCN as registered: `scheme = "bcn"` and `"ecm"` (BCN over ECM's defaults),
 /// `[congestion.bcn]`; CP and RP, no NP.
-pub struct Bcn;
+pub(crate) struct Bcn;
 
 impl Bcn {
     /// The table's defaults under `selected`: ECM's under "ecm", plain BCN's otherwise.

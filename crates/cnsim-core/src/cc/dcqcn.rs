@@ -52,22 +52,22 @@ use crate::error::ConfigError;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
-pub use params::*;
+pub(crate) use params::*;
 
 
 /// The CNP (it carries nothing: the frame's `flow` names the RP at the source).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cnp;
+pub(crate) struct Cnp;
 
 /// ECN marking on one output queue.
-pub struct DcqcnCp {
+pub(crate) struct DcqcnCp {
     params: DcqcnParams,
     /// Frames marked (CE) here.
-    pub marked: u64,
+    pub(crate) marked: u64,
 }
 
 impl DcqcnCp {
-    pub fn new(params: &DcqcnParams) -> DcqcnCp {
+    pub(crate) fn new(params: &DcqcnParams) -> DcqcnCp {
         DcqcnCp {
             params: params.clone(),
             marked: 0,
@@ -76,7 +76,7 @@ impl DcqcnCp {
 
     /// Decides whether a data frame is marked at this point (`at`), with the queue length the
     /// hook reports. Draws a number only where 0 < p < 1, so the draws follow the queue.
-    pub fn should_mark(&mut self, at: MarkOn, queue_bytes: u64, rng: &mut SimRng) -> bool {
+    pub(crate) fn should_mark(&mut self, at: MarkOn, queue_bytes: u64, rng: &mut SimRng) -> bool {
         if at != self.params.mark_on {
             return false;
         }
@@ -94,13 +94,13 @@ impl DcqcnCp {
 }
 
 /// The receiver's CNP pacing: the last CNP sent to each source.
-pub struct DcqcnNp {
+pub(crate) struct DcqcnNp {
     interval: SimTime,
     last_cnp: HashMap<HostId, SimTime>,
 }
 
 impl DcqcnNp {
-    pub fn new(params: &DcqcnParams) -> DcqcnNp {
+    pub(crate) fn new(params: &DcqcnParams) -> DcqcnNp {
         DcqcnNp {
             interval: SimTime::from_secs_f64(params.cnp_interval_s),
             last_cnp: HashMap::new(),
@@ -108,7 +108,7 @@ impl DcqcnNp {
     }
 
     /// A data frame from `src` arrived, marked or not. True: send `src` a CNP now.
-    pub fn on_data(&mut self, src: HostId, marked: bool, now: SimTime) -> bool {
+    pub(crate) fn on_data(&mut self, src: HostId, marked: bool, now: SimTime) -> bool {
         if !marked {
             return false;
         }
@@ -123,7 +123,7 @@ impl DcqcnNp {
 }
 
 /// The reaction point of one source-destination pair.
-pub struct DcqcnRp {
+pub(crate) struct DcqcnRp {
     params: DcqcnParams,
     line_rate_bps: f64,
     /// Current rate CR.
@@ -139,12 +139,12 @@ pub struct DcqcnRp {
     alpha_deadline: SimTime,
     /// Changes whenever either deadline is reset, so a stale timer event is ignored.
     generation: u32,
-    pub cnps: u64,
+    pub(crate) cnps: u64,
 }
 
 impl DcqcnRp {
     /// A new RP at line rate (it gets its first CNP right after).
-    pub fn new(line_rate_bps: f64, params: &DcqcnParams, now: SimTime) -> DcqcnRp {
+    pub(crate) fn new(line_rate_bps: f64, params: &DcqcnParams, now: SimTime) -> DcqcnRp {
         let mut rp = DcqcnRp {
             params: params.clone(),
             line_rate_bps,
@@ -176,7 +176,7 @@ impl DcqcnRp {
 
     /// A CNP: TR = CR, CR = CR (1 - alpha/2), then alpha = (1 - g) alpha + g; the increase
     /// stages, the rate timer, the byte counter and the alpha timer restart.
-    pub fn on_cnp(&mut self, now: SimTime) {
+    pub(crate) fn on_cnp(&mut self, now: SimTime) {
         let p = &self.params;
         self.cnps += 1;
         self.tr_bps = self.cr_bps;
@@ -191,7 +191,7 @@ impl DcqcnRp {
 
     /// A data frame of `bytes` left: the byte counter B. Returns true when a byte-counter cycle
     /// ended (the rates changed); the timers are never touched here.
-    pub fn on_transmit(&mut self, bytes: u32) -> bool {
+    pub(crate) fn on_transmit(&mut self, bytes: u32) -> bool {
         if self.params.byte_counter_bytes <= 0.0 {
             return false;
         }
@@ -207,12 +207,12 @@ impl DcqcnRp {
     }
 
     /// The earlier of the two timers, with the generation that must still be current.
-    pub fn timer(&self) -> (SimTime, u32) {
+    pub(crate) fn timer(&self) -> (SimTime, u32) {
         (self.rate_deadline.min(self.alpha_deadline), self.generation)
     }
 
     /// A timer event: whichever timers are due at `now` fire (alpha first, then the rate).
-    pub fn on_timer(&mut self, generation: u32, now: SimTime) {
+    pub(crate) fn on_timer(&mut self, generation: u32, now: SimTime) {
         if generation != self.generation {
             return;
         }
@@ -258,29 +258,30 @@ impl DcqcnRp {
         self.cr_bps = if cr == self.cr_bps { self.tr_bps } else { cr };
     }
 
-    pub fn rate_bps(&self) -> f64 {
+    pub(crate) fn rate_bps(&self) -> f64 {
         self.cr_bps
     }
 
-    pub fn target_rate_bps(&self) -> f64 {
+    pub(crate) fn target_rate_bps(&self) -> f64 {
         self.tr_bps
     }
 
-    pub fn bucket_bytes(&self) -> f64 {
+    pub(crate) fn bucket_bytes(&self) -> f64 {
         self.params.rp_bucket_bytes
     }
 
-    pub fn alpha(&self) -> f64 {
+    pub(crate) fn alpha(&self) -> f64 {
         self.alpha
     }
 
-    pub fn stages(&self) -> (u32, u32) {
+    #[cfg(test)]
+    pub(crate) fn stages(&self) -> (u32, u32) {
         (self.timer_stage, self.byte_stage)
     }
 
     /// Never: a DCQCN RP outlives its return to line rate (SIGCOMM 2015's RP has no release;
     /// its alpha keeps decaying until the next CNP).
-    pub fn is_released(&self) -> bool {
+    pub(crate) fn is_released(&self) -> bool {
         false
     }
 }
@@ -289,14 +290,14 @@ impl DcqcnRp {
 // the variant by its fields).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DcqcnVariant {
-    pub parameter_set: ParameterSet,
-    pub mark_on: MarkOn,
-    pub hai_step: HaiStep,
+pub(crate) struct DcqcnVariant {
+    pub(crate) parameter_set: ParameterSet,
+    pub(crate) mark_on: MarkOn,
+    pub(crate) hai_step: HaiStep,
 }
 
 /// DCQCN as registered: `scheme = "dcqcn"`, `[congestion.dcqcn]` (over a named parameter set).
-pub struct Dcqcn;
+pub(crate) struct Dcqcn;
 
 impl CcScheme for Dcqcn {
     type Params = DcqcnParams;

@@ -45,7 +45,7 @@ use crate::error::ConfigError;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
-pub use params::*;
+pub(crate) use params::*;
 
 /// The tag of the fine limiter's feedback: returned probes all come from "the path".
 const FINE_LOOP_ID: u32 = 0;
@@ -53,14 +53,14 @@ const FINE_LOOP_ID: u32 = 0;
 
 /// A probe: forward (riding the data queue, stamped by CPs) or returned (to the RP).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct E2cmProbe {
+pub(crate) struct E2cmProbe {
     /// The combined stamp; None until a CP stamps it.
-    pub feedback: Option<BcnFeedback>,
-    pub returned: bool,
+    pub(crate) feedback: Option<BcnFeedback>,
+    pub(crate) returned: bool,
 }
 
 impl E2cmProbe {
-    pub fn rides_data_queue(&self) -> bool {
+    pub(crate) fn rides_data_queue(&self) -> bool {
         !self.returned
     }
 }
@@ -81,8 +81,8 @@ fn flow_key(src: HostId, dst: HostId) -> u64 {
 }
 
 /// Congestion point on one switch egress queue: ECM's CP plus the per-flow state.
-pub struct E2cmCp {
-    pub coarse: BcnCp,
+pub(crate) struct E2cmCp {
+    pub(crate) coarse: BcnCp,
     rule: FeedbackRule,
     measures: ProbeMeasures,
     combine: StampCombine,
@@ -90,11 +90,11 @@ pub struct E2cmCp {
     flow_bytes: FxHashMap<u64, u64>,
     /// Each flow's q at its previous probe.
     q_old_bytes: FxHashMap<u64, f64>,
-    pub probes_stamped: u64,
+    pub(crate) probes_stamped: u64,
 }
 
 impl E2cmCp {
-    pub fn new(config: &E2cmConfig, cpid: u32, rng: &mut SimRng) -> E2cmCp {
+    pub(crate) fn new(config: &E2cmConfig, cpid: u32, rng: &mut SimRng) -> E2cmCp {
         E2cmCp {
             coarse: BcnCp::new(&config.coarse, cpid, rng),
             rule: FeedbackRule::of(&config.fine.fine_loop(&config.coarse)),
@@ -108,7 +108,7 @@ impl E2cmCp {
 
     /// A data frame of flow (src, dst) entered the queue. Per-flow bytes are kept only when a
     /// probe measures them (`probe_measures = "flow_bytes"`).
-    pub fn on_data_enqueue(&mut self, src: HostId, dst: HostId, bytes: u32) {
+    pub(crate) fn on_data_enqueue(&mut self, src: HostId, dst: HostId, bytes: u32) {
         if self.measures != ProbeMeasures::FlowBytes {
             return;
         }
@@ -116,7 +116,7 @@ impl E2cmCp {
     }
 
     /// A data frame of flow (src, dst) left the queue.
-    pub fn on_data_dequeue(&mut self, src: HostId, dst: HostId, bytes: u32) {
+    pub(crate) fn on_data_dequeue(&mut self, src: HostId, dst: HostId, bytes: u32) {
         if self.measures != ProbeMeasures::FlowBytes {
             return;
         }
@@ -130,7 +130,7 @@ impl E2cmCp {
     }
 
     /// Data bytes of flow (src, dst) in the queue.
-    pub fn flow_bytes(&self, src: HostId, dst: HostId) -> u64 {
+    pub(crate) fn flow_bytes(&self, src: HostId, dst: HostId) -> u64 {
         self.flow_bytes
             .get(&flow_key(src, dst))
             .copied()
@@ -138,7 +138,7 @@ impl E2cmCp {
     }
 
     /// A forward probe of flow (src, dst) was enqueued (`queue_bytes` includes it): stamp it.
-    pub fn on_probe(&mut self, probe: &mut E2cmProbe, src: HostId, dst: HostId, queue_bytes: u64) {
+    pub(crate) fn on_probe(&mut self, probe: &mut E2cmProbe, src: HostId, dst: HostId, queue_bytes: u64) {
         if probe.returned {
             return;
         }
@@ -160,10 +160,10 @@ impl E2cmCp {
 }
 
 /// The destination's notification point: returns every probe to its source.
-pub struct E2cmNp;
+pub(crate) struct E2cmNp;
 
 impl E2cmNp {
-    pub fn on_probe(&mut self, probe: &E2cmProbe) -> E2cmProbe {
+    pub(crate) fn on_probe(&mut self, probe: &E2cmProbe) -> E2cmProbe {
         E2cmProbe {
             returned: true,
             ..*probe
@@ -174,7 +174,7 @@ impl E2cmNp {
 /// The reaction point of one destination: the coarse (ECM) and fine limiters and the probe
 /// clock.
 #[derive(Clone, Debug)]
-pub struct E2cmRp {
+pub(crate) struct E2cmRp {
     line_rate_bps: f64,
     coarse: BcnRp,
     fine: BcnRp,
@@ -183,13 +183,13 @@ pub struct E2cmRp {
     last_probe_fb: Option<f64>,
     probe_interval_bytes: u64,
     bytes_to_probe: u64,
-    pub probes_sent: u64,
+    pub(crate) probes_sent: u64,
 }
 
 impl E2cmRp {
     /// Installed by the coarse loop's first negative BCN (from CP `cpid`), both limiters at
     /// line rate; the caller then applies that BCN.
-    pub fn new(line_rate_bps: f64, config: &E2cmConfig, cpid: u32, now: SimTime) -> E2cmRp {
+    pub(crate) fn new(line_rate_bps: f64, config: &E2cmConfig, cpid: u32, now: SimTime) -> E2cmRp {
         let fine_params = BcnParams {
             gi: Some(config.fine.gi_flow(&config.coarse, line_rate_bps)),
             ..config.fine.fine_loop(&config.coarse)
@@ -207,12 +207,12 @@ impl E2cmRp {
     }
 
     /// A BCN message of the coarse loop.
-    pub fn on_bcn(&mut self, fb: &BcnFeedback, cpid: u32, now: SimTime, rng: &mut SimRng) {
+    pub(crate) fn on_bcn(&mut self, fb: &BcnFeedback, cpid: u32, now: SimTime, rng: &mut SimRng) {
         self.coarse.on_bcn(fb, cpid, now, rng);
     }
 
     /// A returned probe: its stamp applies to the fine limiter.
-    pub fn on_probe(&mut self, probe: &E2cmProbe, now: SimTime, rng: &mut SimRng) {
+    pub(crate) fn on_probe(&mut self, probe: &E2cmProbe, now: SimTime, rng: &mut SimRng) {
         let Some(fb) = probe.feedback else {
             return;
         };
@@ -222,7 +222,7 @@ impl E2cmRp {
     }
 
     /// A data frame left: a probe follows every `probe_interval_bytes`.
-    pub fn on_transmit(&mut self, frame_bytes: u32) -> Option<E2cmProbe> {
+    pub(crate) fn on_transmit(&mut self, frame_bytes: u32) -> Option<E2cmProbe> {
         match self.bytes_to_probe.checked_sub(u64::from(frame_bytes)) {
             Some(left) if left > 0 => {
                 self.bytes_to_probe = left;
@@ -244,29 +244,31 @@ impl E2cmRp {
     }
 
     /// The pair's pace: a frame leaves only when both limiters allow it.
-    pub fn rate_bps(&self) -> f64 {
+    pub(crate) fn rate_bps(&self) -> f64 {
         self.coarse.rate_bps().min(self.fine.rate_bps())
     }
 
-    pub fn coarse_rate_bps(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn coarse_rate_bps(&self) -> f64 {
         self.coarse.rate_bps()
     }
 
-    pub fn fine_rate_bps(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn fine_rate_bps(&self) -> f64 {
         self.fine.rate_bps()
     }
 
     /// Feedback of the last returned probe, fb units.
-    pub fn last_probe_fb(&self) -> Option<f64> {
+    pub(crate) fn last_probe_fb(&self) -> Option<f64> {
         self.last_probe_fb
     }
 
-    pub fn stopped_until(&self) -> SimTime {
+    pub(crate) fn stopped_until(&self) -> SimTime {
         self.coarse.stopped_until()
     }
 
     /// Frames carry the coarse limiter's CPID while it limits (ECM's positive feedback).
-    pub fn tag(&self) -> u32 {
+    pub(crate) fn tag(&self) -> u32 {
         if self.coarse_limits() {
             self.coarse.cpid()
         } else {
@@ -275,7 +277,7 @@ impl E2cmRp {
     }
 
     /// The coarse limiter's drift timer, while it limits.
-    pub fn timer(&self) -> Option<(SimTime, u32)> {
+    pub(crate) fn timer(&self) -> Option<(SimTime, u32)> {
         if !self.coarse_limits() {
             return None;
         }
@@ -284,12 +286,12 @@ impl E2cmRp {
             .map(|t| (t, self.coarse.drift_generation()))
     }
 
-    pub fn on_timer(&mut self, generation: u32, now: SimTime) {
+    pub(crate) fn on_timer(&mut self, generation: u32, now: SimTime) {
         self.coarse.on_drift(generation, now);
     }
 
     /// Both limiters at line rate and no congestion on the last probe: probing stops.
-    pub fn is_released(&self) -> bool {
+    pub(crate) fn is_released(&self) -> bool {
         self.coarse.is_released()
             && self.fine.rate_bps() >= self.line_rate_bps
             && !self.fine_congested
@@ -299,7 +301,7 @@ impl E2cmRp {
 /// E2CM's messages: the coarse loop's BCN messages (counted as BCN's) and the fine loop's
 /// probes.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum E2cmMsg {
+pub(crate) enum E2cmMsg {
     Bcn(BcnMsg),
     Probe(E2cmProbe),
 }
@@ -308,13 +310,13 @@ pub enum E2cmMsg {
 // the variant by its fields).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct E2cmVariant {
+pub(crate) struct E2cmVariant {
     /// `e2cm(ecm+max)`, `e2cm(ecm+max+00)+stamp_last`...
-    pub name: String,
-    pub stamp_combine: StampCombine,
-    pub probe_measures: ProbeMeasures,
+    pub(crate) name: String,
+    pub(crate) stamp_combine: StampCombine,
+    pub(crate) probe_measures: ProbeMeasures,
     /// The coarse loop's Gi formula (divide by or multiply by (1+2W)Qeq).
-    pub gi_formula: GiFormula,
+    pub(crate) gi_formula: GiFormula,
 }
 
 /// The name that selects E2CM.
@@ -322,7 +324,7 @@ const NAME: &str = "e2cm";
 
 /// E2CM as registered: `scheme = "e2cm"`; its coarse loop is `[congestion.bcn]` over ECM's
 /// defaults, its fine loop `[congestion.e2cm]`.
-pub struct E2cm;
+pub(crate) struct E2cm;
 
 impl CcScheme for E2cm {
     type Params = E2cmParams;

@@ -13,19 +13,19 @@ use crate::time::SimTime;
 /// `[congestion.mark_all]`: nothing to set.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MarkAllParams {}
+pub(crate) struct MarkAllParams {}
 
 /// The mark, from a CP to the source of a data frame it queued.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Mark;
+pub(crate) struct Mark;
 
 /// Counts the marks; never limits.
-pub struct Counter {
+pub(crate) struct Counter {
     line_rate_bps: f64,
     marks: u64,
 }
 
-pub struct MarkAll;
+pub(crate) struct MarkAll;
 
 impl CcScheme for MarkAll {
     type Params = MarkAllParams;

@@ -35,13 +35,13 @@ use crate::rng::SimRng;
 use crate::time::SimTime;
 use registry::{schemes, Registered};
 
-pub use registry::MessageKind;
+pub(crate) use registry::MessageKind;
 use scheme::check_frame_bytes;
-pub use scheme::{
+pub(crate) use scheme::{
     Carried, CcScheme, CpFrame, HookFrame, HostId, Named, NoNp, NpFrame, Pacing, Transmitted,
     NO_TAG,
 };
-pub use table::{lay_table_over, SchemeName};
+pub(crate) use table::{lay_table_over, SchemeName};
 
 // The registry. Adding a scheme: its file under `cc/` and one line here (docs/hooks.md).
 // `Variant(module::Type) sends Message`: the dispatch enums' variant, the scheme's file (and
@@ -58,19 +58,19 @@ schemes! {
 }
 
 /// The registered schemes' message kinds (the counters [`CcMsg::kind`] indexes).
-pub const N_MESSAGE_KINDS: usize = registry::first_kind(ENTRIES, ENTRIES.len()) as usize;
+pub(crate) const N_MESSAGE_KINDS: usize = registry::first_kind(ENTRIES, ENTRIES.len()) as usize;
 
 /// Each registered scheme's control kinds ([`CcScheme::CONTROL_KINDS`]), in registry order.
-pub fn control_kinds_by_scheme() -> impl Iterator<Item = &'static [Named]> {
+pub(crate) fn control_kinds_by_scheme() -> impl Iterator<Item = &'static [Named]> {
     ENTRIES.iter().map(|e| e.control_kinds)
 }
 
 /// A congestion point on one output queue.
-pub struct CongestionPoint {
-    pub cpid: u32,
-    pub rng: SimRng,
-    pub state: CpState,
-    pub messages: u64,
+pub(crate) struct CongestionPoint {
+    pub(crate) cpid: u32,
+    pub(crate) rng: SimRng,
+    pub(crate) state: CpState,
+    pub(crate) messages: u64,
 }
 
 #[cfg(test)]

@@ -21,11 +21,11 @@ use crate::time::SimTime;
 /// `[congestion.path_probe]`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct PathProbeParams {
+pub(crate) struct PathProbeParams {
     /// Data bytes sent to a destination between two probes.
-    pub interval_bytes: u64,
+    pub(crate) interval_bytes: u64,
     /// Size of a probe frame.
-    pub probe_bytes: u32,
+    pub(crate) probe_bytes: u32,
 }
 
 impl Default for PathProbeParams {
@@ -38,7 +38,7 @@ impl Default for PathProbeParams {
 }
 
 impl PathProbeParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         c.in_closed("interval_bytes", self.interval_bytes as f64, 64.0, 1e12)?;
         c.in_closed("probe_bytes", self.probe_bytes as f64, 64.0, 9216.0)
@@ -47,32 +47,32 @@ impl PathProbeParams {
 
 /// The probe: forward (riding the data queue, stamped by CPs) or returned (to the RP).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// Longest queue met so far, bytes.
-    pub max_queue_bytes: u64,
-    pub returned: bool,
+    pub(crate) max_queue_bytes: u64,
+    pub(crate) returned: bool,
 }
 
 impl Probe {
-    pub fn rides_data_queue(&self) -> bool {
+    pub(crate) fn rides_data_queue(&self) -> bool {
         !self.returned
     }
 }
 
-pub struct PathProbeCp;
+pub(crate) struct PathProbeCp;
 
 impl PathProbeCp {
-    pub fn on_probe(&mut self, probe: &mut Probe, queue_bytes: u64) {
+    pub(crate) fn on_probe(&mut self, probe: &mut Probe, queue_bytes: u64) {
         if !probe.returned {
             probe.max_queue_bytes = probe.max_queue_bytes.max(queue_bytes);
         }
     }
 }
 
-pub struct PathProbeNp;
+pub(crate) struct PathProbeNp;
 
 impl PathProbeNp {
-    pub fn on_probe(&mut self, probe: &Probe) -> Probe {
+    pub(crate) fn on_probe(&mut self, probe: &Probe) -> Probe {
         Probe {
             returned: true,
             ..*probe
@@ -80,16 +80,16 @@ impl PathProbeNp {
     }
 }
 
-pub struct PathProbeRp {
+pub(crate) struct PathProbeRp {
     line_rate_bps: f64,
     interval_bytes: u64,
     bytes_to_probe: u64,
     last_queue_bytes: Option<u64>,
-    pub probes_returned: u64,
+    pub(crate) probes_returned: u64,
 }
 
 impl PathProbeRp {
-    pub fn new(params: &PathProbeParams, line_rate_bps: f64) -> PathProbeRp {
+    pub(crate) fn new(params: &PathProbeParams, line_rate_bps: f64) -> PathProbeRp {
         PathProbeRp {
             line_rate_bps,
             interval_bytes: params.interval_bytes,
@@ -100,7 +100,7 @@ impl PathProbeRp {
     }
 
     /// A data frame left: a probe follows every `interval_bytes`.
-    pub fn on_transmit(&mut self, frame_bytes: u32) -> Option<Probe> {
+    pub(crate) fn on_transmit(&mut self, frame_bytes: u32) -> Option<Probe> {
         match self.bytes_to_probe.checked_sub(frame_bytes as u64) {
             Some(left) if left > 0 => {
                 self.bytes_to_probe = left;
@@ -116,16 +116,16 @@ impl PathProbeRp {
         }
     }
 
-    pub fn on_returned(&mut self, probe: &Probe) {
+    pub(crate) fn on_returned(&mut self, probe: &Probe) {
         self.last_queue_bytes = Some(probe.max_queue_bytes);
         self.probes_returned += 1;
     }
 
-    pub fn rate_bps(&self) -> f64 {
+    pub(crate) fn rate_bps(&self) -> f64 {
         self.line_rate_bps
     }
 
-    pub fn path_queue_bytes(&self) -> Option<f64> {
+    pub(crate) fn path_queue_bytes(&self) -> Option<f64> {
         self.last_queue_bytes.map(|b| b as f64)
     }
 }
@@ -134,12 +134,12 @@ impl PathProbeRp {
 // the variant by its fields).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PathProbeVariant {
-    pub interval_bytes: u64,
+pub(crate) struct PathProbeVariant {
+    pub(crate) interval_bytes: u64,
 }
 
 /// The path probe as registered: `scheme = "path_probe"`, `[congestion.path_probe]`.
-pub struct PathProbe;
+pub(crate) struct PathProbe;
 
 impl CcScheme for PathProbe {
     type Params = PathProbeParams;

@@ -48,7 +48,7 @@ use crate::error::ConfigError;
 use crate::rng::{jitter_factor, SimRng};
 use crate::time::SimTime;
 
-pub use params::*;
+pub(crate) use params::*;
 
 /// Fb = -(Qoff + w * Qdelta), Qoff = q - Qeq, Qdelta = q - q_old (CP.2). Negative = congestion.
 fn feedback_bytes(q_bytes: f64, q_old_bytes: f64, params: &QcnParams) -> f64 {
@@ -80,7 +80,7 @@ fn sample_interval_bytes(base_bytes: f64, qfb: u8, fb_bits: u8) -> f64 {
 
 /// Congestion point: one per switch egress queue (protocols.md 2, CP).
 #[derive(Clone, Debug)]
-pub struct QcnCp {
+pub(crate) struct QcnCp {
     params: QcnParams,
     bytes_to_sample: f64,
     q_old_bytes: f64,
@@ -91,7 +91,7 @@ pub struct QcnCp {
 
 impl QcnCp {
     /// A CP with an empty queue history; draws the first sampling interval (base * jitter).
-    pub fn new(params: &QcnParams, rng: &mut SimRng) -> QcnCp {
+    pub(crate) fn new(params: &QcnParams, rng: &mut SimRng) -> QcnCp {
         let mut cp = QcnCp {
             params: params.clone(),
             bytes_to_sample: 0.0,
@@ -107,7 +107,7 @@ impl QcnCp {
     /// A data frame of `frame_bytes` was just enqueued; `queue_bytes` is the queue length
     /// including it. Returns `Some(qfb)` (1..=2^bits - 1) when this frame is sampled and a CNM
     /// must be sent to its source (CP.1-3). CNMs themselves are never passed here.
-    pub fn on_data_enqueue(
+    pub(crate) fn on_data_enqueue(
         &mut self,
         queue_bytes: u64,
         frame_bytes: u32,
@@ -142,17 +142,19 @@ impl QcnCp {
     }
 
     /// Fb computed at the last sample (bytes, signed, negative = congestion; 0 before any).
-    pub fn last_fb(&self) -> f64 {
+    pub(crate) fn last_fb(&self) -> f64 {
         self.last_fb_bytes
     }
 
     /// Frames sampled so far.
-    pub fn samples(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn samples(&self) -> u64 {
         self.samples
     }
 
     /// CNMs requested so far (samples with qFb > 0).
-    pub fn cnms(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn cnms(&self) -> u64 {
         self.cnms
     }
 }
@@ -199,7 +201,7 @@ impl RpTimer {
 
 /// Reaction point: the rate limiter of one flow that received a CNM (protocols.md 2, RP).
 #[derive(Clone, Debug)]
-pub struct QcnRp {
+pub(crate) struct QcnRp {
     params: QcnParams,
     line_rate_bps: f64,
     current_rate_bps: f64,
@@ -216,7 +218,7 @@ pub struct QcnRp {
 impl QcnRp {
     /// Installed on the first CNM of a flow: CR = TR = line rate (RP.1), counters and timer
     /// started. The caller then calls [`QcnRp::on_cnm`] with that CNM.
-    pub fn new(line_rate_bps: f64, params: &QcnParams, now: SimTime, rng: &mut SimRng) -> QcnRp {
+    pub(crate) fn new(line_rate_bps: f64, params: &QcnParams, now: SimTime, rng: &mut SimRng) -> QcnRp {
         let mut rp = QcnRp {
             params: params.clone(),
             line_rate_bps,
@@ -235,7 +237,7 @@ impl QcnRp {
     /// CNM with quantised feedback `qfb` (RP.2): TR = CR (per `tr_update`), CR *= max(1 - Gd
     /// qFb, min_dec_factor) floored at MIN_RATE, stages zeroed, counter and timer restarted.
     /// Obeyed fully while paused; the timer then restarts frozen with a full period.
-    pub fn on_cnm(&mut self, qfb: u8, now: SimTime, rng: &mut SimRng) {
+    pub(crate) fn on_cnm(&mut self, qfb: u8, now: SimTime, rng: &mut SimRng) {
         if self.tr_follows_cnm() {
             self.target_rate_bps = self.current_rate_bps;
         }
@@ -263,7 +265,7 @@ impl QcnRp {
     /// Called after every data frame this limiter sent (RP.3). `_now` is unused: the byte
     /// counter does not depend on time. Returns true when a byte-counter cycle ended (the rates
     /// changed); the timer is never touched here.
-    pub fn on_transmit(&mut self, frame_bytes: u32, _now: SimTime, rng: &mut SimRng) -> bool {
+    pub(crate) fn on_transmit(&mut self, frame_bytes: u32, _now: SimTime, rng: &mut SimRng) -> bool {
         self.tx_bcount_bytes -= f64::from(frame_bytes);
         if self.tx_bcount_bytes > 0.0 {
             return false;
@@ -276,7 +278,7 @@ impl QcnRp {
 
     /// Timer event scheduled with `generation` (RP.4). Stale generations and events while
     /// paused are ignored.
-    pub fn on_timer(&mut self, generation: u32, now: SimTime, rng: &mut SimRng) {
+    pub(crate) fn on_timer(&mut self, generation: u32, now: SimTime, rng: &mut SimRng) {
         if !self.timer.is_live(generation) {
             return;
         }
@@ -287,23 +289,23 @@ impl QcnRp {
     }
 
     /// The limiter's token-bucket depth (`rp_bucket_bytes`).
-    pub fn bucket_bytes(&self) -> f64 {
+    pub(crate) fn bucket_bytes(&self) -> f64 {
         self.params.rp_bucket_bytes
     }
 
     /// When the pending timer event is due; `None` while paused (frozen).
-    pub fn timer_deadline(&self) -> Option<SimTime> {
+    pub(crate) fn timer_deadline(&self) -> Option<SimTime> {
         self.timer.deadline
     }
 
     /// Changes every time the deadline is (re)set or frozen.
-    pub fn timer_generation(&self) -> u32 {
+    pub(crate) fn timer_generation(&self) -> u32 {
         self.timer.generation
     }
 
     /// PAUSE on the RP's link (seed 004 "Paused RPs", RP.6): the timer and timer_scount freeze,
     /// keeping the remaining time, and resume on unpause. Repeating the current state is a no-op.
-    pub fn set_paused(&mut self, paused: bool, now: SimTime) {
+    pub(crate) fn set_paused(&mut self, paused: bool, now: SimTime) {
         match (self.timer.paused, paused) {
             (false, true) => self.timer.freeze(now),
             (true, false) => self.timer.thaw(now),
@@ -371,52 +373,54 @@ impl QcnRp {
     }
 
     /// CR, the rate the limiter lets the flow send at.
-    pub fn current_rate_bps(&self) -> f64 {
+    pub(crate) fn current_rate_bps(&self) -> f64 {
         self.current_rate_bps
     }
 
     /// TR, the rate CR recovers towards.
-    pub fn target_rate_bps(&self) -> f64 {
+    pub(crate) fn target_rate_bps(&self) -> f64 {
         self.target_rate_bps
     }
 
     /// si_count: byte-counter cycles completed since the last CNM.
-    pub fn byte_stage(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn byte_stage(&self) -> u32 {
         self.byte_stage
     }
 
     /// timer_scount: timer cycles completed since the last CNM.
-    pub fn timer_stage(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn timer_stage(&self) -> u32 {
         self.timer_stage
     }
 
     /// True when CR has reached line rate (after an increase) and the limiter may be removed.
     /// A limiter is always created and cut in the same step, so a fresh one is never released.
-    pub fn is_released(&self) -> bool {
+    pub(crate) fn is_released(&self) -> bool {
         self.current_rate_bps >= self.line_rate_bps
     }
 }
 
 /// The congestion notification message (CNM) a CP sends to the sampled frame's source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cnm {
+pub(crate) struct Cnm {
     /// Quantised feedback, 1..=2^fb_bits - 1.
-    pub qfb: u8,
+    pub(crate) qfb: u8,
     /// The congestion point that sent it.
-    pub cpid: u32,
+    pub(crate) cpid: u32,
 }
 
 // What the summary says ran: QCN's choices that are parameters (a comment: the summary's schema describes
 // the variant by its fields).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct QcnVariant {
-    pub tr_update: TrUpdate,
-    pub fast_recovery_cmp: FastRecoveryCmp,
+pub(crate) struct QcnVariant {
+    pub(crate) tr_update: TrUpdate,
+    pub(crate) fast_recovery_cmp: FastRecoveryCmp,
 }
 
 /// QCN as registered: `scheme = "qcn"`, `[congestion.qcn]`; CP and RP, no NP.
-pub struct Qcn;
+pub(crate) struct Qcn;
 
 impl CcScheme for Qcn {
     type Params = QcnParams;

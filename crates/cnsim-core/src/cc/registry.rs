@@ -11,10 +11,10 @@ use crate::error::ConfigError;
 /// A scheme message's counter: its place among the registered schemes' `CONTROL_KINDS`, in
 /// registry order (`stats::ControlKind` places these among the link's own kinds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MessageKind(pub u8);
+pub(crate) struct MessageKind(pub u8);
 
 /// What registering adds to a scheme: its table's key and where its counters start.
-pub trait Registered: CcScheme {
+pub(crate) trait Registered: CcScheme {
     /// `[congestion.<TABLE>]`: the scheme's module name.
     const TABLE: &'static str;
     /// The place of its first control kind among all schemes' ([`MessageKind`]).
@@ -30,13 +30,13 @@ pub trait Registered: CcScheme {
 
 /// One registered scheme, for the scenario's parsing (cold paths, so plain function pointers).
 pub(super) struct Entry {
-    pub names: &'static [Named],
-    pub control_kinds: &'static [Named],
-    pub prepare: fn(&mut toml::Table, &str) -> Result<(), ConfigError>,
-    pub fill_defaults: fn(&mut CongestionSpec, &str),
+    pub(crate) names: &'static [Named],
+    pub(crate) control_kinds: &'static [Named],
+    pub(crate) prepare: fn(&mut toml::Table, &str) -> Result<(), ConfigError>,
+    pub(crate) fill_defaults: fn(&mut CongestionSpec, &str),
     /// Checks the scheme's table if it is given.
-    pub validate: fn(&CongestionSpec) -> Result<(), ConfigError>,
-    pub resolve: fn(&CongestionSpec, &str) -> Scheme,
+    pub(crate) validate: fn(&CongestionSpec) -> Result<(), ConfigError>,
+    pub(crate) resolve: fn(&CongestionSpec, &str) -> Scheme,
 }
 
 /// The first control kind of the scheme at `position` in `entries`.
@@ -58,11 +58,11 @@ pub(super) const fn first_kind(entries: &[Entry], position: usize) -> u8 {
 /// generated for it.
 macro_rules! schemes {
     ($( $(#[$attr:meta])* $V:ident($module:ident :: $T:ident) sends $M:ident ),+ $(,)?) => {
-        $( $(#[$attr])* pub mod $module; )+
+        $( $(#[$attr])* pub(crate) mod $module; )+
 
         /// The scheme configuration a simulation runs with (resolved from the scenario).
         #[derive(Clone, Debug, Default)]
-        pub enum Scheme {
+        pub(crate) enum Scheme {
             #[default]
             None,
             $( $(#[$attr])* $V(<$module::$T as CcScheme>::Config), )+
@@ -70,14 +70,14 @@ macro_rules! schemes {
 
         /// A scheme's message, carried by a control frame (`Payload::Cc`).
         #[derive(Clone, Copy, Debug, PartialEq)]
-        pub enum CcMsg {
+        pub(crate) enum CcMsg {
             $( $(#[$attr])* $M(<$module::$T as CcScheme>::Msg), )+
         }
 
         /// `repr(u8)` for the reason given at [`Limiter`]: matched on every frame a CP's queue
         /// takes in and lets out.
         #[repr(u8)]
-        pub enum CpState {
+        pub(crate) enum CpState {
             $( $(#[$attr])* $V(<$module::$T as CcScheme>::Cp), )+
         }
 
@@ -87,19 +87,19 @@ macro_rules! schemes {
         /// of a variant's field, and each of the several matches per frame (stamp, rate, stop,
         /// byte counter) decoded it with a subtract and a conditional move before branching.
         #[repr(u8)]
-        pub enum Limiter {
+        pub(crate) enum Limiter {
             $( $(#[$attr])* $V(<$module::$T as CcScheme>::Rp), )+
         }
 
         /// A receiving host's notification point.
-        pub enum NotificationPoint {
+        pub(crate) enum NotificationPoint {
             $( $(#[$attr])* $V(<$module::$T as CcScheme>::Np), )+
         }
 
         /// The scheme that ran and the choices that make it a variant (protocols.md).
         #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
         #[serde(tag = "scheme", rename_all = "snake_case", deny_unknown_fields)]
-        pub enum Variant {
+        pub(crate) enum Variant {
             None,
             $( $(#[$attr])* $V(<$module::$T as CcScheme>::Variant), )+
         }
@@ -108,9 +108,9 @@ macro_rules! schemes {
         // whichever scheme runs). A comment, not a doc comment: the schema has no description.
         #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
         #[serde(deny_unknown_fields)]
-        pub struct CongestionSpec {
+        pub(crate) struct CongestionSpec {
             #[serde(default)]
-            pub scheme: SchemeName,
+            pub(crate) scheme: SchemeName,
             $(
                 $(#[$attr])*
                 #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,7 +157,7 @@ macro_rules! schemes {
 
         impl Scheme {
             /// What the summary says ran.
-            pub fn variant(&self) -> Variant {
+            pub(crate) fn variant(&self) -> Variant {
                 match self {
                     Scheme::None => Variant::None,
                     $( $(#[$attr])* Scheme::$V(c) => Variant::$V(<$module::$T as CcScheme>::variant(c)), )+
@@ -168,7 +168,7 @@ macro_rules! schemes {
         impl CcMsg {
             /// The counter it is added to (`summary.control_frames`).
             #[inline]
-            pub fn kind(&self) -> MessageKind {
+            pub(crate) fn kind(&self) -> MessageKind {
                 match self {
                     $( $(#[$attr])* CcMsg::$M(m) => <$module::$T as CcScheme>::kind(m), )+
                 }
@@ -176,7 +176,7 @@ macro_rules! schemes {
 
             /// True: it queues with the data (and is measured by CPs); false: control priority.
             #[inline]
-            pub fn rides_data_queue(&self) -> bool {
+            pub(crate) fn rides_data_queue(&self) -> bool {
                 match self {
                     $( $(#[$attr])* CcMsg::$M(m) => <$module::$T as CcScheme>::rides_data_queue(m), )+
                 }
@@ -185,7 +185,7 @@ macro_rules! schemes {
             /// True: for the reaction point at its destination; false: for the notification
             /// point.
             #[inline]
-            pub fn for_reaction_point(&self) -> bool {
+            pub(crate) fn for_reaction_point(&self) -> bool {
                 match self {
                     $( $(#[$attr])* CcMsg::$M(m) => <$module::$T as CcScheme>::for_reaction_point(m), )+
                 }
@@ -193,7 +193,7 @@ macro_rules! schemes {
 
             /// Frame size, from the scheme's parameters.
             #[inline]
-            pub fn bytes(&self, scheme: &Scheme) -> u32 {
+            pub(crate) fn bytes(&self, scheme: &Scheme) -> u32 {
                 #[allow(unreachable_patterns)]
                 match (self, scheme) {
                     $( $(#[$attr])* (CcMsg::$M(m), Scheme::$V(c)) => <$module::$T as CcScheme>::msg_bytes(m, c), )+
@@ -203,7 +203,7 @@ macro_rules! schemes {
         }
 
         impl CongestionPoint {
-            pub fn new(scheme: &Scheme, cpid: u32, mut rng: SimRng) -> Option<CongestionPoint> {
+            pub(crate) fn new(scheme: &Scheme, cpid: u32, mut rng: SimRng) -> Option<CongestionPoint> {
                 let state = match scheme {
                     Scheme::None => return None,
                     $( $(#[$attr])* Scheme::$V(c) => CpState::$V(<$module::$T as CcScheme>::new_cp(c, cpid, &mut rng)), )+
@@ -219,7 +219,7 @@ macro_rules! schemes {
             /// Hook: `frame` was enqueued (`queue_bytes` includes it). Returns a message for the
             /// frame's source, if any.
             #[inline]
-            pub fn on_enqueue(&mut self, frame: &mut impl HookFrame, queue_bytes: u64) -> Option<CcMsg> {
+            pub(crate) fn on_enqueue(&mut self, frame: &mut impl HookFrame, queue_bytes: u64) -> Option<CcMsg> {
                 let cpid = self.cpid;
                 let msg = match &mut self.state {
                     $( $(#[$attr])* CpState::$V(cp) => {
@@ -238,7 +238,7 @@ macro_rules! schemes {
 
             /// Hook: `frame` left the queue (`queue_bytes` no longer includes it).
             #[inline]
-            pub fn on_dequeue(&mut self, frame: &mut impl HookFrame, queue_bytes: u64) -> Option<CcMsg> {
+            pub(crate) fn on_dequeue(&mut self, frame: &mut impl HookFrame, queue_bytes: u64) -> Option<CcMsg> {
                 match &mut self.state {
                     $( $(#[$attr])* CpState::$V(cp) => {
                         #[allow(unreachable_patterns)]
@@ -253,14 +253,14 @@ macro_rules! schemes {
             }
 
             /// Data frames this CP marked with ECN CE (DCQCN), if it marks.
-            pub fn ecn_marked(&self) -> Option<u64> {
+            pub(crate) fn ecn_marked(&self) -> Option<u64> {
                 match &self.state {
                     $( $(#[$attr])* CpState::$V(cp) => <$module::$T as CcScheme>::ecn_marked(cp), )+
                 }
             }
 
             /// Last computed feedback (for probes).
-            pub fn last_fb(&self) -> f64 {
+            pub(crate) fn last_fb(&self) -> f64 {
                 match &self.state {
                     $( $(#[$attr])* CpState::$V(cp) => <$module::$T as CcScheme>::last_fb(cp), )+
                 }
@@ -270,7 +270,7 @@ macro_rules! schemes {
         impl Limiter {
             /// Installs a limiter for a destination that just got its first message, if that
             /// message installs one (QCN: any CNM; BCN: negative feedback only).
-            pub fn install(
+            pub(crate) fn install(
                 scheme: &Scheme,
                 msg: &CcMsg,
                 line_rate_bps: f64,
@@ -288,7 +288,7 @@ macro_rules! schemes {
 
             /// The RP of a destination the host has just got work for, for schemes whose RP
             /// acts before any feedback (probing schemes); None for the others.
-            pub fn for_new_destination(scheme: &Scheme, line_rate_bps: f64) -> Option<Limiter> {
+            pub(crate) fn for_new_destination(scheme: &Scheme, line_rate_bps: f64) -> Option<Limiter> {
                 match scheme {
                     Scheme::None => None,
                     $( $(#[$attr])* Scheme::$V(c) => {
@@ -298,7 +298,7 @@ macro_rules! schemes {
             }
 
             /// Applies a message addressed to the RP.
-            pub fn on_feedback(&mut self, msg: &CcMsg, now: SimTime, rng: &mut SimRng) {
+            pub(crate) fn on_feedback(&mut self, msg: &CcMsg, now: SimTime, rng: &mut SimRng) {
                 #[allow(unreachable_patterns)]
                 match (self, msg) {
                     $( $(#[$attr])* (Limiter::$V(rp), CcMsg::$M(m)) => {
@@ -309,20 +309,20 @@ macro_rules! schemes {
             }
 
             #[inline]
-            pub fn rate_bps(&self) -> f64 {
+            pub(crate) fn rate_bps(&self) -> f64 {
                 match self {
                     $( $(#[$attr])* Limiter::$V(rp) => <$module::$T as CcScheme>::rate_bps(rp), )+
                 }
             }
 
-            pub fn target_rate_bps(&self) -> Option<f64> {
+            pub(crate) fn target_rate_bps(&self) -> Option<f64> {
                 match self {
                     $( $(#[$attr])* Limiter::$V(rp) => <$module::$T as CcScheme>::target_rate_bps(rp), )+
                 }
             }
 
             /// The scheme's last feedback as the RP sees it (probes record it as `rp_feedback`).
-            pub fn feedback(&self) -> Option<f64> {
+            pub(crate) fn feedback(&self) -> Option<f64> {
                 match self {
                     $( $(#[$attr])* Limiter::$V(rp) => <$module::$T as CcScheme>::feedback(rp), )+
                 }
@@ -330,7 +330,7 @@ macro_rules! schemes {
 
             /// Earliest time the limiter lets a frame go regardless of rate (BCN(0,0) stop).
             #[inline]
-            pub fn stopped_until(&self) -> SimTime {
+            pub(crate) fn stopped_until(&self) -> SimTime {
                 match self {
                     $( $(#[$attr])* Limiter::$V(rp) => <$module::$T as CcScheme>::stopped_until(rp), )+
                 }
@@ -339,7 +339,7 @@ macro_rules! schemes {
             /// How the limiter lets the next data frame go (one match, not one per field: it
             /// is asked for every frame).
             #[inline]
-            pub fn pacing(&self) -> Pacing {
+            pub(crate) fn pacing(&self) -> Pacing {
                 match self {
                     $( $(#[$attr])* Limiter::$V(rp) => <$module::$T as CcScheme>::pacing(rp), )+
                 }
@@ -347,7 +347,7 @@ macro_rules! schemes {
 
             /// A data frame of `frame_bytes` left through the limiter: what that did to it.
             #[inline]
-            pub fn on_transmit(&mut self, frame_bytes: u32, now: SimTime, rng: &mut SimRng) -> Transmitted {
+            pub(crate) fn on_transmit(&mut self, frame_bytes: u32, now: SimTime, rng: &mut SimRng) -> Transmitted {
                 let (msg, changed) = match self {
                     $( $(#[$attr])* Limiter::$V(rp) => {
                         let (msg, changed) = <$module::$T as CcScheme>::on_transmit(rp, frame_bytes, now, rng);
@@ -360,20 +360,20 @@ macro_rules! schemes {
             /// The limiter's timer (QCN timer, BCN drift): when and with which generation to
             /// fire.
             #[inline]
-            pub fn timer(&self) -> Option<(SimTime, u32)> {
+            pub(crate) fn timer(&self) -> Option<(SimTime, u32)> {
                 match self {
                     $( $(#[$attr])* Limiter::$V(rp) => <$module::$T as CcScheme>::timer(rp), )+
                 }
             }
 
-            pub fn on_timer(&mut self, generation: u32, now: SimTime, rng: &mut SimRng) {
+            pub(crate) fn on_timer(&mut self, generation: u32, now: SimTime, rng: &mut SimRng) {
                 match self {
                     $( $(#[$attr])* Limiter::$V(rp) => <$module::$T as CcScheme>::on_timer(rp, generation, now, rng), )+
                 }
             }
 
             /// PAUSE on the host's link (QCN: timer frozen while paused, seed 004).
-            pub fn set_paused(&mut self, paused: bool, now: SimTime) {
+            pub(crate) fn set_paused(&mut self, paused: bool, now: SimTime) {
                 match self {
                     $( $(#[$attr])* Limiter::$V(rp) => <$module::$T as CcScheme>::set_paused(rp, paused, now), )+
                 }
@@ -381,7 +381,7 @@ macro_rules! schemes {
 
             /// The limiter has returned to line rate and can be removed.
             #[inline]
-            pub fn is_released(&self) -> bool {
+            pub(crate) fn is_released(&self) -> bool {
                 match self {
                     $( $(#[$attr])* Limiter::$V(rp) => <$module::$T as CcScheme>::is_released(rp), )+
                 }
@@ -389,7 +389,7 @@ macro_rules! schemes {
         }
 
         impl NotificationPoint {
-            pub fn new(scheme: &Scheme) -> Option<NotificationPoint> {
+            pub(crate) fn new(scheme: &Scheme) -> Option<NotificationPoint> {
                 match scheme {
                     Scheme::None => None,
                     $( $(#[$attr])* Scheme::$V(c) => <$module::$T as CcScheme>::new_np(c).map(NotificationPoint::$V), )+
@@ -399,7 +399,7 @@ macro_rules! schemes {
             /// Hook: a data frame, or a message for the NP, reached this host. Returns the
             /// answer to send to the frame's source, if any.
             #[inline]
-            pub fn on_receive(&mut self, frame: &impl HookFrame, now: SimTime) -> Option<CcMsg> {
+            pub(crate) fn on_receive(&mut self, frame: &impl HookFrame, now: SimTime) -> Option<CcMsg> {
                 match self {
                     $( $(#[$attr])* NotificationPoint::$V(np) => {
                         #[allow(unreachable_patterns)]

@@ -17,18 +17,18 @@ use crate::rng::SimRng;
 use crate::time::SimTime;
 
 /// A host's index as frames carry it (the same type as `net::frame::HostId`).
-pub type HostId = u32;
+pub(crate) type HostId = u32;
 
 /// "No rate-limiter tag" (BCN): the frame did not pass a limiter installed by a CP.
-pub const NO_TAG: u32 = u32::MAX;
+pub(crate) const NO_TAG: u32 = u32::MAX;
 
 /// The notification point of a scheme that has none: no value of it exists, so its hooks are
 /// never called and its arms compile away.
-pub type NoNp = std::convert::Infallible;
+pub(crate) type NoNp = std::convert::Infallible;
 
 /// What a frame carries, as a scheme sees it.
 #[derive(Debug, PartialEq)]
-pub enum Carried<M> {
+pub(crate) enum Carried<M> {
     /// A data frame.
     Data,
     /// A message of this scheme.
@@ -39,31 +39,31 @@ pub enum Carried<M> {
 
 /// A frame at a congestion point (an output queue): what the CP hooks read, the ECN bit they
 /// may set, and the frame's message, which a CP may stamp.
-pub struct CpFrame<'a, M> {
+pub(crate) struct CpFrame<'a, M> {
     /// Originating host of a data frame (for a message, the host it is about).
-    pub src: HostId,
+    pub(crate) src: HostId,
     /// The data's destination (the RP's key at the source).
-    pub flow: HostId,
-    pub bytes: u32,
+    pub(crate) flow: HostId,
+    pub(crate) bytes: u32,
     /// The rate limiter's tag (BCN: its CPID), or [`NO_TAG`].
-    pub rl_tag: u32,
+    pub(crate) rl_tag: u32,
     /// ECN Congestion Experienced: a CP may set it (DCQCN).
-    pub ecn_ce: &'a mut bool,
-    pub payload: Carried<&'a mut M>,
+    pub(crate) ecn_ce: &'a mut bool,
+    pub(crate) payload: Carried<&'a mut M>,
 }
 
 /// A frame that reached a host's notification point.
-pub struct NpFrame<'a, M> {
+pub(crate) struct NpFrame<'a, M> {
     /// The host that sent the data (or that the message is about).
-    pub src: HostId,
-    pub ecn_ce: bool,
-    pub payload: Carried<&'a M>,
+    pub(crate) src: HostId,
+    pub(crate) ecn_ce: bool,
+    pub(crate) payload: Carried<&'a M>,
 }
 
 /// A frame as the hooks see it; implemented by `net::frame::Frame`. `own` picks one scheme's
 /// message out of a [`CcMsg`] (the registry's arm passes its scheme's), so the frame's payload
 /// is matched once: data, that scheme's message, or anything else.
-pub trait HookFrame {
+pub(crate) trait HookFrame {
     /// The frame at a congestion point.
     fn at_cp<M>(&mut self, own: impl FnOnce(&mut CcMsg) -> Option<&mut M>) -> CpFrame<'_, M>;
     /// The frame at a notification point.
@@ -84,33 +84,33 @@ pub(crate) fn check_frame_bytes(c: &Check, field: &str, bytes: u32) -> Result<()
 
 /// A `scheme = "..."` name of the scenario, with its documentation (the JSON Schema's).
 #[derive(Clone, Copy, Debug)]
-pub struct Named {
-    pub name: &'static str,
+pub(crate) struct Named {
+    pub(crate) name: &'static str,
     /// Empty: undocumented.
-    pub doc: &'static str,
+    pub(crate) doc: &'static str,
 }
 
 /// How a limiter lets its next data frame go.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pacing {
+pub(crate) struct Pacing {
     /// The rate the frame is paced at (`Limiter::rate_bps`).
-    pub rate_bps: f64,
+    pub(crate) rate_bps: f64,
     /// The frame's rate-limiter tag (BCN: the CPID of the limiter's tag; else `NO_TAG`).
-    pub tag: u32,
+    pub(crate) tag: u32,
     /// Token-bucket depth: bytes the limiter may accrue at its rate while it waits (seed 004's
     /// paused RP keeps adding tokens); 0 = none beyond the frame being paced.
-    pub bucket_bytes: f64,
+    pub(crate) bucket_bytes: f64,
 }
 
 /// What a data frame leaving through a limiter did to it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Transmitted {
+pub(crate) struct Transmitted {
     /// A frame of the RP's own to send (a probe), if any.
-    pub msg: Option<CcMsg>,
+    pub(crate) msg: Option<CcMsg>,
     /// The rate, and so whether the limiter is released, or its timer may have changed: the
     /// host must look at them again. False lets it skip that look on most frames (the byte
     /// counters end a cycle every many frames).
-    pub changed: bool,
+    pub(crate) changed: bool,
 }
 
 /// A congestion-management scheme: its scenario table and the state machines behind the hooks
@@ -122,7 +122,7 @@ pub struct Transmitted {
 ///
 /// Every hook but the CP's and RP's constructors and the RP's rate and release has a default
 /// that does nothing: a scheme writes only what it needs.
-pub trait CcScheme {
+pub(crate) trait CcScheme {
     /// `[congestion.<module>]`: the scheme's table (`deny_unknown_fields`, every field with a
     /// default).
     type Params: Clone + Debug + Default + PartialEq + Serialize + DeserializeOwned + JsonSchema;

@@ -15,13 +15,13 @@ use super::{CongestionSpec, Named, Scheme, ENTRIES};
 use crate::error::ConfigError;
 
 /// The name of "no scheme".
-pub const NONE: &str = "none";
+pub(crate) const NONE: &str = "none";
 
 /// `[congestion] scheme = "..."`: "none" or a name a registered scheme answers to
 /// ([`CcScheme::NAMES`](super::CcScheme::NAMES)). Reads, writes and has the JSON Schema of the
 /// plain enum of names it replaces (its errors list the names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SchemeName(&'static str);
+pub(crate) struct SchemeName(&'static str);
 
 impl Default for SchemeName {
     fn default() -> Self {
@@ -31,17 +31,17 @@ impl Default for SchemeName {
 
 impl SchemeName {
     /// The name as written in a scenario.
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         self.0
     }
 
     /// No scheme runs.
-    pub fn is_none(&self) -> bool {
+    pub(crate) fn is_none(&self) -> bool {
         self.0 == NONE
     }
 
     /// The name, if "none" or a registered scheme's.
-    pub fn new(name: &str) -> Option<SchemeName> {
+    pub(crate) fn new(name: &str) -> Option<SchemeName> {
         all_names()
             .iter()
             .find(|n| **n == name)
@@ -177,7 +177,7 @@ impl CongestionSpec {
     /// Before the scenario is parsed: each scheme lays its tables over the defaults a name
     /// stands for (`[congestion.bcn]` over ECM's under `scheme = "ecm"`, DCQCN's named
     /// parameter set), so a partial table keeps them.
-    pub fn prepare(root: &mut toml::Table) -> Result<(), ConfigError> {
+    pub(crate) fn prepare(root: &mut toml::Table) -> Result<(), ConfigError> {
         let Some(toml::Value::Table(congestion)) = root.get_mut("congestion") else {
             return Ok(());
         };
@@ -194,7 +194,7 @@ impl CongestionSpec {
 
     /// The selected scheme's tables are filled with their defaults, so the resolved scenario
     /// shows every constant that ran.
-    pub fn fill_defaults(&mut self) {
+    pub(crate) fn fill_defaults(&mut self) {
         let name = self.scheme;
         if let Some(entry) = name.owner() {
             (entry.fill_defaults)(self, name.as_str());
@@ -202,12 +202,12 @@ impl CongestionSpec {
     }
 
     /// Every table given is checked, whichever scheme runs; errors name the field.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         ENTRIES.iter().try_for_each(|entry| (entry.validate)(self))
     }
 
     /// The selected scheme as it runs.
-    pub fn resolve(&self) -> Scheme {
+    pub(crate) fn resolve(&self) -> Scheme {
         match self.scheme.owner() {
             Some(entry) => (entry.resolve)(self, self.scheme.as_str()),
             None => Scheme::None,
@@ -217,7 +217,11 @@ impl CongestionSpec {
 
 /// `[congestion.<table>]` laid over `defaults`: the user's keys replace the defaults' (a scheme's
 /// [`prepare`](super::CcScheme::prepare)). A `<table>` that is not a table is replaced.
-pub fn lay_table_over<P: Serialize>(congestion: &mut toml::Table, table: &str, defaults: &P) {
+pub(crate) fn lay_table_over<P: Serialize>(
+    congestion: &mut toml::Table,
+    table: &str,
+    defaults: &P,
+) {
     let toml::Value::Table(mut merged) =
         toml::Value::try_from(defaults).expect("parameters serialise")
     else {

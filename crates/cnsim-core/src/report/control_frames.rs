@@ -17,15 +17,15 @@ use crate::stats::{control_kinds, Counters};
 
 /// Control frames sent, by kind, and their load.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ControlFrames {
+pub(crate) struct ControlFrames {
     /// Frames sent of each kind, in the summary's order (`stats::control_kinds`).
-    pub sent: Vec<(&'static str, u64)>,
+    pub(crate) sent: Vec<(&'static str, u64)>,
     /// Scheme messages riding the data queue (probes) that a full buffer turned away.
-    pub dropped: u64,
+    pub(crate) dropped: u64,
     /// Bytes of all control frames.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// `bytes` * 8 / sim_time_s.
-    pub bandwidth_bps: f64,
+    pub(crate) bandwidth_bps: f64,
 }
 
 /// The fields after the kinds, with their descriptions.
@@ -55,11 +55,6 @@ impl ControlFrames {
             bytes: c.control_bytes,
             bandwidth_bps: c.control_bytes as f64 * 8.0 / sim_time_s,
         }
-    }
-
-    /// Frames sent of the kind named `name`, if there is such a kind.
-    pub fn get(&self, name: &str) -> Option<u64> {
-        self.sent.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 }
 

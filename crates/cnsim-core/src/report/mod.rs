@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod pfc;
-pub use pfc::PfcSummary;
+pub(crate) use pfc::PfcSummary;
 
 use crate::cc::Variant;
 use crate::flows::{FlowRecords, FlowSummary};
@@ -38,51 +38,51 @@ pub struct Report {
 #[schemars(title = "cnsim summary.json")]
 pub struct Summary {
     /// The scenario's `name`.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// The seed the run used (the scenario's, or the one given on the command line).
-    pub seed: u64,
-    pub cnsim_version: String,
+    pub(crate) seed: u64,
+    pub(crate) cnsim_version: String,
     /// Simulated time covered (the duration, or less when the run was stopped).
-    pub sim_time_s: f64,
+    pub(crate) sim_time_s: f64,
     /// False when the run was stopped before `duration_s` (progress callback, Ctrl-C).
-    pub completed: bool,
-    pub wall_time_s: f64,
-    pub wall_s_per_sim_s: f64,
+    pub(crate) completed: bool,
+    pub(crate) wall_time_s: f64,
+    pub(crate) wall_s_per_sim_s: f64,
     /// Discrete events processed.
-    pub events: u64,
-    pub events_per_s: f64,
+    pub(crate) events: u64,
+    pub(crate) events_per_s: f64,
     /// Data frames moved over one link (a frame crossing three links counts three).
-    pub frame_hops: u64,
-    pub frame_hops_per_s: f64,
-    pub frames: FrameCounts,
+    pub(crate) frame_hops: u64,
+    pub(crate) frame_hops_per_s: f64,
+    pub(crate) frames: FrameCounts,
     /// Scalar results by name (`recovery_time_s`, `fairness_index`, `peak_queue_bytes`...),
     /// filled by the Python analysis from the `[report]` table; null when not computable.
-    pub metrics: BTreeMap<String, Option<MetricValue>>,
+    pub(crate) metrics: BTreeMap<String, Option<MetricValue>>,
     /// One-way latency of delivered data frames, source to sink.
-    pub latency_s: Latency,
-    pub control_frames: ControlFrames,
+    pub(crate) latency_s: Latency,
+    pub(crate) control_frames: ControlFrames,
     /// Which scheme variant ran.
-    pub variant: Variant,
+    pub(crate) variant: Variant,
     /// Per host, over the whole run.
-    pub per_source: BTreeMap<String, SourceStats>,
+    pub(crate) per_source: BTreeMap<String, SourceStats>,
     /// Per switch output port (`switch->peer`), over the whole run.
-    pub per_port: BTreeMap<String, PortStats>,
+    pub(crate) per_port: BTreeMap<String, PortStats>,
     /// Per switch, over the whole run.
-    pub per_switch: BTreeMap<String, SwitchStats>,
+    pub(crate) per_switch: BTreeMap<String, SwitchStats>,
     /// Exact counters over `[report].window_s`; null without a window.
-    pub window: Option<WindowSummary>,
+    pub(crate) window: Option<WindowSummary>,
     /// Flows started and completed, flow completion times, and the workload's realised mean
     /// size and load beside the asked ones; null without a flow workload.
-    pub flows: Option<FlowSummary>,
+    pub(crate) flows: Option<FlowSummary>,
     /// Per priority class: PFC frames, time paused, headroom, and why PFC did or did not
     /// fire; null without `[pfc]`.
-    pub pfc: Option<PfcSummary>,
+    pub(crate) pfc: Option<PfcSummary>,
 }
 
 /// A metric's value: a number, or a name (`peak_queue_port`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum MetricValue {
+pub(crate) enum MetricValue {
     Number(f64),
     Text(String),
 }
@@ -90,114 +90,114 @@ pub enum MetricValue {
 /// Data frames: generated == delivered + dropped.total + in_flight.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FrameCounts {
-    pub generated: u64,
-    pub delivered: u64,
-    pub dropped: Drops,
+pub(crate) struct FrameCounts {
+    pub(crate) generated: u64,
+    pub(crate) delivered: u64,
+    pub(crate) dropped: Drops,
     /// Still queued or on a link when the run ended.
-    pub in_flight: u64,
+    pub(crate) in_flight: u64,
     /// The conservation check held.
-    pub conserved: bool,
+    pub(crate) conserved: bool,
 }
 
 /// Dropped data frames by place (docs/outputs.md).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Drops {
+pub(crate) struct Drops {
     /// Source NIC buffer full.
-    pub nic: u64,
+    pub(crate) nic: u64,
     /// Rate-limiter queue full.
-    pub rp: u64,
+    pub(crate) rp: u64,
     /// Switch input partition full.
-    pub ingress: u64,
+    pub(crate) ingress: u64,
     /// Switch shared memory full.
-    pub shared: u64,
+    pub(crate) shared: u64,
     /// Switch output queue limit.
-    pub egress: u64,
+    pub(crate) egress: u64,
     /// Receiver buffer full.
-    pub rx: u64,
-    pub total: u64,
+    pub(crate) rx: u64,
+    pub(crate) total: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Latency {
-    pub mean: f64,
-    pub max: f64,
+pub(crate) struct Latency {
+    pub(crate) mean: f64,
+    pub(crate) max: f64,
 }
 
 mod control_frames;
 
-pub use control_frames::ControlFrames;
+pub(crate) use control_frames::ControlFrames;
 
 /// One host's counters; rates are over the span counted (the run or the window).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SourceStats {
-    pub generated_frames: u64,
-    pub tx_frames: u64,
-    pub tx_bytes: u64,
-    pub throughput_bps: f64,
-    pub offered_bps: f64,
+pub(crate) struct SourceStats {
+    pub(crate) generated_frames: u64,
+    pub(crate) tx_frames: u64,
+    pub(crate) tx_bytes: u64,
+    pub(crate) throughput_bps: f64,
+    pub(crate) offered_bps: f64,
     /// Dropped at this source (NIC buffer or rate-limiter queue).
-    pub dropped_frames: u64,
-    pub rx_frames: u64,
-    pub rx_bytes: u64,
-    pub rx_throughput_bps: f64,
+    pub(crate) dropped_frames: u64,
+    pub(crate) rx_frames: u64,
+    pub(crate) rx_bytes: u64,
+    pub(crate) rx_throughput_bps: f64,
 }
 
 /// One switch output port.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PortStats {
-    pub peak_queue_bytes: u64,
+pub(crate) struct PortStats {
+    pub(crate) peak_queue_bytes: u64,
     /// Time-weighted mean of the data queue.
-    pub mean_queue_bytes: f64,
-    pub tx_frames: u64,
+    pub(crate) mean_queue_bytes: f64,
+    pub(crate) tx_frames: u64,
     /// Data sent, in bits per second of simulated time.
-    pub throughput_bps: f64,
+    pub(crate) throughput_bps: f64,
     /// `throughput_bps` / line rate.
-    pub utilisation: f64,
-    pub dropped_frames: u64,
+    pub(crate) utilisation: f64,
+    pub(crate) dropped_frames: u64,
     /// Fraction of the run the port was held by a PAUSE from its peer.
-    pub paused_frac: f64,
+    pub(crate) paused_frac: f64,
     /// A QCN/BCN congestion point watches this queue.
-    pub congestion_point: bool,
+    pub(crate) congestion_point: bool,
     /// Congestion messages (CNM/BCN) the congestion point sent.
-    pub cp_messages: u64,
+    pub(crate) cp_messages: u64,
     /// Data frames the congestion point marked ECN CE (DCQCN).
-    pub ecn_marked_frames: u64,
+    pub(crate) ecn_marked_frames: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SwitchStats {
+pub(crate) struct SwitchStats {
     /// Largest total of buffered data.
-    pub peak_memory_bytes: u64,
+    pub(crate) peak_memory_bytes: u64,
     /// Data frames the switch dropped (ingress, shared and egress places).
-    pub dropped_frames: u64,
+    pub(crate) dropped_frames: u64,
 }
 
 /// Exact counters over `[report].window_s` (seed 002's table).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WindowSummary {
-    pub start_s: f64,
-    pub end_s: f64,
+pub(crate) struct WindowSummary {
+    pub(crate) start_s: f64,
+    pub(crate) end_s: f64,
     /// Jain's index over the sending hosts' throughput in the window; null with none.
-    pub fairness_index: Option<f64>,
-    pub frames_generated: u64,
-    pub frames_transmitted: u64,
-    pub frames_received: u64,
-    pub frames_dropped_at_sources: u64,
-    pub per_source: BTreeMap<String, SourceStats>,
-    pub per_port: BTreeMap<String, WindowPortStats>,
+    pub(crate) fairness_index: Option<f64>,
+    pub(crate) frames_generated: u64,
+    pub(crate) frames_transmitted: u64,
+    pub(crate) frames_received: u64,
+    pub(crate) frames_dropped_at_sources: u64,
+    pub(crate) per_source: BTreeMap<String, SourceStats>,
+    pub(crate) per_port: BTreeMap<String, WindowPortStats>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WindowPortStats {
-    pub peak_queue_bytes: u64,
+pub(crate) struct WindowPortStats {
+    pub(crate) peak_queue_bytes: u64,
 }
 
 impl Summary {

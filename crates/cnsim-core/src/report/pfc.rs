@@ -15,47 +15,47 @@ use crate::time::SimTime;
 /// `summary.pfc`: null without `[pfc]`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PfcSummary {
+pub(crate) struct PfcSummary {
     /// The class-enable vector that ran.
-    pub lossless_classes: Vec<u8>,
+    pub(crate) lossless_classes: Vec<u8>,
     /// `static` or `dynamic`.
-    pub threshold: PfcThreshold,
+    pub(crate) threshold: PfcThreshold,
     /// Per class ("0".."7"): the lossless classes and every class that carried traffic.
-    pub classes: BTreeMap<String, PfcClassSummary>,
+    pub(crate) classes: BTreeMap<String, PfcClassSummary>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PfcClassSummary {
-    pub lossless: bool,
+pub(crate) struct PfcClassSummary {
+    pub(crate) lossless: bool,
     /// Frames of the class that arrived at a switch, dropped ones included.
-    pub frames_at_switches: u64,
+    pub(crate) frames_at_switches: u64,
     /// PFC frames sent for the class (switch ports), refreshes included.
-    pub xoff_sent: u64,
-    pub xon_sent: u64,
+    pub(crate) xoff_sent: u64,
+    pub(crate) xon_sent: u64,
     /// PFC frames for the class that reached a port (switches and hosts).
-    pub frames_received: u64,
+    pub(crate) frames_received: u64,
     /// Time the class was paused, summed over all ports that sent it.
-    pub paused_s: f64,
+    pub(crate) paused_s: f64,
     /// Time paused per transmitting port ("node->peer"), ports never paused left out.
-    pub paused_s_by_port: BTreeMap<String, f64>,
+    pub(crate) paused_s_by_port: BTreeMap<String, f64>,
     /// The largest byte count of one (ingress port, class) outside headroom, and the XOFF in
     /// force at that moment (dynamic thresholds move).
-    pub peak_ingress_bytes: u64,
-    pub xoff_at_peak_bytes: u64,
+    pub(crate) peak_ingress_bytes: u64,
+    pub(crate) xoff_at_peak_bytes: u64,
     /// Most headroom one (ingress port, class) used, and the configured headroom.
-    pub max_headroom_bytes: u64,
-    pub headroom_bytes: u64,
+    pub(crate) max_headroom_bytes: u64,
+    pub(crate) headroom_bytes: u64,
     /// Frames dropped because the headroom was overrun (lossless classes; in
     /// `frames.dropped.ingress`).
-    pub headroom_overflow_drops: u64,
+    pub(crate) headroom_overflow_drops: u64,
     /// Frames dropped at the switches' buffer limits (lossy classes).
-    pub lossy_drops: u64,
+    pub(crate) lossy_drops: u64,
     /// Why PFC did or did not fire for the class, in one line.
-    pub why: String,
+    pub(crate) why: String,
 }
 
-pub fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSummary {
+pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSummary {
     let mut stats = [PfcClassStats::default(); N_CLASSES];
     let mut xoff_sent = [0u64; N_CLASSES];
     let mut xon_sent = [0u64; N_CLASSES];

@@ -56,7 +56,7 @@ pub(crate) struct PfcSpec {
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum PfcThreshold {
+pub(crate) enum PfcThreshold {
     #[default]
     Static,
     /// A fraction `alpha` of the free shared buffer (needs `shared_buffer_bytes` on every switch).

@@ -12,54 +12,54 @@ use crate::time::MAX_RATE_BPS;
 /// units of `fb_unit_bytes`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct BcnParams {
+pub(crate) struct BcnParams {
     /// Size of one feedback unit: 64 (seed 000 pages) or 1500 (seed 002 frames).
-    pub fb_unit_bytes: f64,
+    pub(crate) fb_unit_bytes: f64,
     /// Equilibrium queue Qeq (24,000 B = 375 pages = 16 frames).
-    pub qeq_bytes: f64,
+    pub(crate) qeq_bytes: f64,
     /// Weight W of Qdelta.
-    pub w: f64,
-    pub sampling: BcnSampling,
+    pub(crate) w: f64,
+    pub(crate) sampling: BcnSampling,
     /// Clamp of Qoff in multiples of Qeq.
-    pub qoff_range: [f64; 2],
+    pub(crate) qoff_range: [f64; 2],
     /// Clamp of Qdelta in multiples of Qeq.
-    pub qdelta_range: [f64; 2],
+    pub(crate) qdelta_range: [f64; 2],
     /// BCN-MAX is on when set: at q >= this the CP sends -Fbmax.
-    pub bcn_max_threshold_bytes: Option<f64>,
+    pub(crate) bcn_max_threshold_bytes: Option<f64>,
     /// Severe-congestion threshold Qsc for BCN(0,0) and oversampling.
-    pub qsc_bytes: Option<f64>,
+    pub(crate) qsc_bytes: Option<f64>,
     /// Send BCN(0,0) when q >= Qsc.
-    pub bcn00: bool,
-    pub bcn00_reaction: Bcn00Reaction,
+    pub(crate) bcn00: bool,
+    pub(crate) bcn00_reaction: Bcn00Reaction,
     /// Upper end of the random stop time of the "stop" reaction.
-    pub bcn00_stop_max_s: f64,
+    pub(crate) bcn00_stop_max_s: f64,
     /// Sampling probability while q >= Qsc (seed 001: 0.10, 0.20, 0.30).
-    pub oversample_probability: Option<f64>,
+    pub(crate) oversample_probability: Option<f64>,
     /// Rate unit Ru of the increase.
-    pub ru_bps: f64,
+    pub(crate) ru_bps: f64,
     /// Increase gain per fb unit; `None`: from the formula (see [`BcnParams::gi_for`]).
-    pub gi: Option<f64>,
+    pub(crate) gi: Option<f64>,
     /// Decrease gain per fb unit; `None`: 0.5/((1+2W)*Qeq).
-    pub gd: Option<f64>,
+    pub(crate) gd: Option<f64>,
     /// Factor on the Gi formula (not on an explicit `gi`).
-    pub gi_scale: f64,
+    pub(crate) gi_scale: f64,
     /// How the Gi formula uses (1+2W)*Qeq: divides by it (seed 001, the default) or multiplies
     /// by it (as seed 003 prints Gi0); see [`GiFormula`].
-    pub gi_formula: GiFormula,
-    pub rmin_bps: f64,
+    pub(crate) gi_formula: GiFormula,
+    pub(crate) rmin_bps: f64,
     /// ECM self-increase without feedback.
-    pub drift: bool,
-    pub drift_interval_s: f64,
+    pub(crate) drift: bool,
+    pub(crate) drift_interval_s: f64,
     /// Additive increase per drift interval.
-    pub drift_step_bps: f64,
+    pub(crate) drift_step_bps: f64,
     /// Size of a BCN message on the wire.
-    pub bcn_bytes: u32,
+    pub(crate) bcn_bytes: u32,
 }
 
 /// How the CP picks the frames it samples.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum BcnSampling {
+pub(crate) enum BcnSampling {
     /// One sample every `interval_bytes` +- `jitter_bytes` (uniform) of enqueued data.
     Bytes {
         #[serde(default = "default_interval_bytes")]
@@ -103,7 +103,7 @@ impl Default for BcnSampling {
 /// to be meant; `Multiply` keeps the printed formula selectable (docs/seed003.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum GiFormula {
+pub(crate) enum GiFormula {
     /// Gi = (line/10)/Ru / ((1+2W)*Qeq) * gi_scale.
     #[default]
     Divide,
@@ -114,7 +114,7 @@ pub enum GiFormula {
 /// What an RP does on BCN(0,0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Bcn00Reaction {
+pub(crate) enum Bcn00Reaction {
     /// The limiter drops to Rmin.
     #[default]
     Rmin,
@@ -156,7 +156,7 @@ impl BcnParams {
     /// Qeq = M/4, W = 2, 2% sampling, BCN-MAX at M, Qsc = 4M (BCN(0,0) off; turn it on with
     /// `bcn00 = true`), drift on, Ru = Rmin = 1 Mb/s, gains from the formula (see the module
     /// doc on Gi0). `scheme = "ecm"` starts from these and applies `[congestion.bcn]` over them.
-    pub fn ecm() -> BcnParams {
+    pub(crate) fn ecm() -> BcnParams {
         let m_bytes = 150_000.0;
         BcnParams {
             qeq_bytes: m_bytes / 4.0,
@@ -170,7 +170,7 @@ impl BcnParams {
 
     /// Checks every field, each once (sizes, times and rates also within what the clock and
     /// the counters hold); errors name the field as `<path>.<field>`.
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         c.positive("fb_unit_bytes", self.fb_unit_bytes)?;
         c.bytes_positive("qeq_bytes", self.qeq_bytes)?;
@@ -218,7 +218,7 @@ impl BcnParams {
 
     /// Increase gain: explicit `gi`, or (line/10)/Ru / ((1+2W)*Qeq) * gi_scale (times
     /// (1+2W)*Qeq instead with `gi_formula = "multiply"`).
-    pub fn gi_for(&self, line_rate_bps: f64) -> f64 {
+    pub(crate) fn gi_for(&self, line_rate_bps: f64) -> f64 {
         let rate_term = (line_rate_bps / 10.0) / self.ru_bps;
         let formula = || match self.gi_formula {
             GiFormula::Divide => rate_term / self.fb_max_units() * self.gi_scale,
@@ -228,18 +228,18 @@ impl BcnParams {
     }
 
     /// Decrease gain: explicit `gd`, or 0.5/((1+2W)*Qeq).
-    pub fn gd_value(&self) -> f64 {
+    pub(crate) fn gd_value(&self) -> f64 {
         self.gd.unwrap_or_else(|| 0.5 / self.fb_max_units())
     }
 
     /// Fbmax = Qeq*(1+2W) in fb units: the BCN-MAX feedback magnitude.
-    pub fn fb_max_units(&self) -> f64 {
+    pub(crate) fn fb_max_units(&self) -> f64 {
         self.qeq_units() * (1.0 + 2.0 * self.w)
     }
 
     /// Name of the variant that runs: "bcn" or "ecm" (drift on), then "+max" (BCN-MAX),
     /// "+00" or "+00stop" (BCN(0,0) and its reaction), "+os" (oversampling).
-    pub fn variant_name(&self) -> String {
+    pub(crate) fn variant_name(&self) -> String {
         let mut name = String::from(if self.drift { "ecm" } else { "bcn" });
         if self.bcn_max_threshold_bytes.is_some() {
             name.push_str("+max");

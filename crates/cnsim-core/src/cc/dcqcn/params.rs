@@ -9,7 +9,7 @@ use crate::error::{Check, ConfigError};
 /// Where the CP decides to mark a frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum MarkOn {
+pub(crate) enum MarkOn {
     /// When the frame joins the queue, against the queue including it (RED as specified).
     #[default]
     Enqueue,
@@ -21,7 +21,7 @@ pub enum MarkOn {
 /// How large a hyper-increase step is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum HaiStep {
+pub(crate) enum HaiStep {
     /// R_HAI (min(T, BC) - F), as in QCN's pseudo code.
     #[default]
     Qcn,
@@ -32,7 +32,7 @@ pub enum HaiStep {
 /// Named parameter sets: the table's keys are laid over the set's values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ParameterSet {
+pub(crate) enum ParameterSet {
     /// SIGCOMM 2015 (Zhu et al.) and its CoNEXT 2016 analysis: Kmin 5 KB, Kmax 200 KB, Pmax 1 %,
     /// g 1/256, N 50 us, K = T 55 us, B 10 MB, F 5, R_AI 40 Mb/s.
     #[default]
@@ -47,43 +47,43 @@ pub enum ParameterSet {
 /// `[congestion.dcqcn]`. Defaults are the SIGCOMM 2015 parameters.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct DcqcnParams {
+pub(crate) struct DcqcnParams {
     /// The named set the other keys start from (outputs say which ran).
-    pub parameter_set: ParameterSet,
+    pub(crate) parameter_set: ParameterSet,
     /// CP: below this queue nothing is marked (Kmin).
-    pub kmin_bytes: f64,
+    pub(crate) kmin_bytes: f64,
     /// CP: above this queue everything is marked (Kmax).
-    pub kmax_bytes: f64,
+    pub(crate) kmax_bytes: f64,
     /// CP: marking probability at Kmax (Pmax).
-    pub pmax: f64,
+    pub(crate) pmax: f64,
     /// CP: mark at enqueue or at dequeue.
-    pub mark_on: MarkOn,
+    pub(crate) mark_on: MarkOn,
     /// NP: at most one CNP per flow per this interval (N).
-    pub cnp_interval_s: f64,
+    pub(crate) cnp_interval_s: f64,
     /// Size of a CNP frame.
-    pub cnp_bytes: u32,
+    pub(crate) cnp_bytes: u32,
     /// RP: alpha's gain g.
-    pub g: f64,
+    pub(crate) g: f64,
     /// RP: alpha when the RP is created.
-    pub alpha_init: f64,
+    pub(crate) alpha_init: f64,
     /// RP: period of alpha's decay without CNPs (K).
-    pub alpha_timer_s: f64,
+    pub(crate) alpha_timer_s: f64,
     /// RP: rate-increase timer (T).
-    pub rate_timer_s: f64,
+    pub(crate) rate_timer_s: f64,
     /// RP: rate-increase byte counter (B); 0 turns it off.
-    pub byte_counter_bytes: f64,
+    pub(crate) byte_counter_bytes: f64,
     /// RP: fast-recovery steps (F).
-    pub fast_recovery_threshold: u32,
+    pub(crate) fast_recovery_threshold: u32,
     /// RP: additive-increase step R_AI.
-    pub r_ai_bps: f64,
+    pub(crate) r_ai_bps: f64,
     /// RP: hyper-increase step R_HAI.
-    pub r_hai_bps: f64,
-    pub hai_step: HaiStep,
+    pub(crate) r_hai_bps: f64,
+    pub(crate) hai_step: HaiStep,
     /// RP: floor of CR.
-    pub min_rate_bps: f64,
+    pub(crate) min_rate_bps: f64,
     /// RP: token-bucket depth of the rate limiter (bytes accrued at CR while it waits, e.g.
     /// paused; 0 = none beyond the frame being paced), as `congestion.qcn.rp_bucket_bytes`.
-    pub rp_bucket_bytes: f64,
+    pub(crate) rp_bucket_bytes: f64,
 }
 
 impl Default for DcqcnParams {
@@ -94,7 +94,7 @@ impl Default for DcqcnParams {
 
 impl DcqcnParams {
     /// The values of a named parameter set.
-    pub fn of_set(set: ParameterSet) -> DcqcnParams {
+    pub(crate) fn of_set(set: ParameterSet) -> DcqcnParams {
         let sigcomm = DcqcnParams {
             parameter_set: ParameterSet::Sigcomm2015,
             kmin_bytes: 5_000.0,
@@ -138,7 +138,7 @@ impl DcqcnParams {
     }
 
     /// Checks every field; errors name the field as `<path>.<field>`.
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         c.non_negative("kmin_bytes", self.kmin_bytes)?;
         c.positive("kmax_bytes", self.kmax_bytes)?;
@@ -166,7 +166,7 @@ impl DcqcnParams {
     }
 
     /// The RED-like marking probability at queue length `queue_bytes`.
-    pub fn mark_probability(&self, queue_bytes: f64) -> f64 {
+    pub(crate) fn mark_probability(&self, queue_bytes: f64) -> f64 {
         if queue_bytes < self.kmin_bytes {
             0.0
         } else if queue_bytes <= self.kmax_bytes {

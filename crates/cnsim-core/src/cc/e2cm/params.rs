@@ -11,35 +11,35 @@ use crate::error::{Check, ConfigError};
 /// Defaults: seed 003 with M = 150 KB per port.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct E2cmParams {
+pub(crate) struct E2cmParams {
     /// Per-flow equilibrium Qeq_flow (seed 003: M/20).
-    pub qeq_flow_bytes: f64,
+    pub(crate) qeq_flow_bytes: f64,
     /// Weight W of the flow's Qdelta.
-    pub w: f64,
+    pub(crate) w: f64,
     /// Data bytes a rate-limited pair sends between two probes (seed 003: 2% of 1500 B frames,
     /// one per 75 KB).
-    pub probe_interval_bytes: u64,
-    pub probe_bytes: u32,
+    pub(crate) probe_interval_bytes: u64,
+    pub(crate) probe_bytes: u32,
     /// Per-flow BCN-MAX threshold (seed 003: M/5); None = off.
-    pub bcn_max_threshold_bytes: Option<f64>,
+    pub(crate) bcn_max_threshold_bytes: Option<f64>,
     /// Per-flow severe-congestion threshold for BCN(0,0) (seed 003: 4M/5).
-    pub qsc_bytes: Option<f64>,
+    pub(crate) qsc_bytes: Option<f64>,
     /// Per-flow BCN(0,0); None = as the coarse loop (`congestion.bcn.bcn00`).
-    pub bcn00: Option<bool>,
+    pub(crate) bcn00: Option<bool>,
     /// Gi_flow = gi_factor * (R_link/Ru) / ((2W+1)*Qeq_flow) (seed 003: 0.005).
-    pub gi_factor: f64,
+    pub(crate) gi_factor: f64,
     /// Explicit Gd_flow; None = 0.5/((2W+1)*Qeq_flow).
-    pub gd: Option<f64>,
+    pub(crate) gd: Option<f64>,
     /// Floor of the fine limiter (seed 003: Rmin = 1 Mb/s).
-    pub rmin_bps: f64,
-    pub stamp_combine: StampCombine,
-    pub probe_measures: ProbeMeasures,
+    pub(crate) rmin_bps: f64,
+    pub(crate) stamp_combine: StampCombine,
+    pub(crate) probe_measures: ProbeMeasures,
 }
 
 /// How the stamps of the switches along a path combine in a probe.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum StampCombine {
+pub(crate) enum StampCombine {
     /// The most severe feedback met (BCN(0,0), then BCN-MAX, then the most negative value).
     #[default]
     MostNegative,
@@ -50,7 +50,7 @@ pub enum StampCombine {
 /// What a switch measures for a probe.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ProbeMeasures {
+pub(crate) enum ProbeMeasures {
     /// The bytes of the probe's flow (its source and destination) in the egress queue.
     #[default]
     FlowBytes,
@@ -79,7 +79,7 @@ impl Default for E2cmParams {
 }
 
 impl E2cmParams {
-    pub fn validate(&self, path: &str, coarse: &BcnParams) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self, path: &str, coarse: &BcnParams) -> Result<(), ConfigError> {
         let c = Check { path };
         c.bytes_positive("qeq_flow_bytes", self.qeq_flow_bytes)?;
         c.non_negative("w", self.w)?;
@@ -108,7 +108,7 @@ impl E2cmParams {
 
     /// The fine loop as ECM parameters: its Qeq, W, thresholds and BCN(0,0) with the coarse
     /// loop's feedback unit, clamp ranges and Ru; no drift; BCN(0,0) drops to Rmin.
-    pub fn fine_loop(&self, coarse: &BcnParams) -> BcnParams {
+    pub(crate) fn fine_loop(&self, coarse: &BcnParams) -> BcnParams {
         BcnParams {
             qeq_bytes: self.qeq_flow_bytes,
             w: self.w,
@@ -126,7 +126,7 @@ impl E2cmParams {
     }
 
     /// Gi_flow = gi_factor * (R_link/Ru) / ((2W+1)*Qeq_flow), in fb units.
-    pub fn gi_flow(&self, coarse: &BcnParams, line_rate_bps: f64) -> f64 {
+    pub(crate) fn gi_flow(&self, coarse: &BcnParams, line_rate_bps: f64) -> f64 {
         let fine = self.fine_loop(coarse);
         self.gi_factor * (line_rate_bps / fine.ru_bps) / fine.fb_max_units()
     }
@@ -134,15 +134,15 @@ impl E2cmParams {
 
 /// The scheme as it runs: the coarse loop (ECM) and the fine loop.
 #[derive(Clone, Debug, PartialEq)]
-pub struct E2cmConfig {
-    pub coarse: BcnParams,
-    pub fine: E2cmParams,
+pub(crate) struct E2cmConfig {
+    pub(crate) coarse: BcnParams,
+    pub(crate) fine: E2cmParams,
 }
 
 impl E2cmConfig {
     /// `e2cm` with the coarse loop's name (`e2cm(ecm+max+00)`), then the fine loop's choices
     /// when they are not the defaults.
-    pub fn variant_name(&self) -> String {
+    pub(crate) fn variant_name(&self) -> String {
         let mut name = format!("e2cm({})", self.coarse.variant_name());
         if self.fine.stamp_combine == StampCombine::Last {
             name.push_str("+stamp_last");

@@ -10,7 +10,7 @@ use crate::error::{Check, ConfigError};
 /// When a CNM copies CR into TR (protocols.md 2, RP.2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum TrUpdate {
+pub(crate) enum TrUpdate {
     /// TR = CR at every CNM.
     #[default]
     Always,
@@ -21,7 +21,7 @@ pub enum TrUpdate {
 /// How the stage count is compared with FAST_RECOVERY_THRESHOLD F (protocols.md 2, RP.5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum FastRecoveryCmp {
+pub(crate) enum FastRecoveryCmp {
     /// Fast recovery while max(si, ts) <= F: F cycles (5), as published.
     #[default]
     Le,
@@ -43,46 +43,46 @@ impl FastRecoveryCmp {
 /// (IEEE8021-CN-MIB); seed 004 uses Qeq 33 KB, 30 % jitters and a 10 ms timer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct QcnParams {
+pub(crate) struct QcnParams {
     /// CP equilibrium queue length Qeq.
-    pub qeq_bytes: f64,
+    pub(crate) qeq_bytes: f64,
     /// CP weight of the queue growth Qdelta in Fb.
-    pub w: f64,
+    pub(crate) w: f64,
     /// Width of the quantised feedback: qFb in 0..=2^bits - 1.
-    pub fb_bits: u8,
+    pub(crate) fb_bits: u8,
     /// CP sampling interval at qFb 0 (the first row of the sampling table).
-    pub sample_base_bytes: f64,
+    pub(crate) sample_base_bytes: f64,
     /// CP sampling randomness r: interval times a uniform factor in [1-r, 1+r].
-    pub sample_jitter: f64,
+    pub(crate) sample_jitter: f64,
     /// Size of a CNM frame on the wire.
-    pub cnm_bytes: u32,
+    pub(crate) cnm_bytes: u32,
     /// RP byte-counter cycle BC_LIMIT.
-    pub bc_limit_bytes: f64,
+    pub(crate) bc_limit_bytes: f64,
     /// RP byte-counter randomness r.
-    pub bc_jitter: f64,
+    pub(crate) bc_jitter: f64,
     /// RP timer period T.
-    pub timer_period_s: f64,
+    pub(crate) timer_period_s: f64,
     /// RP timer randomness r.
-    pub timer_jitter: f64,
+    pub(crate) timer_jitter: f64,
     /// FAST_RECOVERY_THRESHOLD F.
-    pub fast_recovery_threshold: u32,
+    pub(crate) fast_recovery_threshold: u32,
     /// Active-increase step R_AI.
-    pub r_ai_bps: f64,
+    pub(crate) r_ai_bps: f64,
     /// Hyper-active-increase step R_HAI.
-    pub r_hai_bps: f64,
+    pub(crate) r_hai_bps: f64,
     /// Decrease gain Gd per unit of qFb.
-    pub gd: f64,
+    pub(crate) gd: f64,
     /// Smallest factor one CNM may multiply CR by.
-    pub min_dec_factor: f64,
+    pub(crate) min_dec_factor: f64,
     /// Floor of CR.
-    pub min_rate_bps: f64,
+    pub(crate) min_rate_bps: f64,
     /// Token-bucket depth of the RP's rate limiter: while it waits (paused, seed 004 "Paused
     /// RPs": it "keeps adding tokens based on the crate value") it accrues up to this many
     /// bytes at CR, sent back to back when it may send again. 0 = no credit beyond the frame
     /// being paced (the behaviour before this parameter).
-    pub rp_bucket_bytes: f64,
-    pub tr_update: TrUpdate,
-    pub fast_recovery_cmp: FastRecoveryCmp,
+    pub(crate) rp_bucket_bytes: f64,
+    pub(crate) tr_update: TrUpdate,
+    pub(crate) fast_recovery_cmp: FastRecoveryCmp,
 }
 
 impl Default for QcnParams {
@@ -114,7 +114,7 @@ impl Default for QcnParams {
 impl QcnParams {
     /// Checks every field, each once (sizes, times and rates also within what the clock and
     /// the counters hold); errors name the field as `<path>.<field>`.
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         c.bytes_positive("qeq_bytes", self.qeq_bytes)?;
         c.non_negative("w", self.w)?;
@@ -145,7 +145,7 @@ impl QcnParams {
     }
 
     /// Saturation of |Fb|: Fbmax = Qeq * (1 + 2w) (protocols.md 2, CP.3).
-    pub fn fb_max_bytes(&self) -> f64 {
+    pub(crate) fn fb_max_bytes(&self) -> f64 {
         self.qeq_bytes * (1.0 + 2.0 * self.w)
     }
 }
