@@ -177,7 +177,10 @@ impl Simulation {
         }
     }
 
-    /// The run's own events here; element events go to the network.
+    /// The run's own events here; element events go to the network. Always inlined into the
+    /// loop (it was before the network was a type of its own; as a call it cost 7% more
+    /// instructions on seed004-qcn).
+    #[inline(always)]
     fn dispatch(&mut self, ev: EventKind) {
         match ev {
             EventKind::SourceArrival(s) => self.on_source(s as usize),

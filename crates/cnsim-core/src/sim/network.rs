@@ -40,6 +40,7 @@ impl Network {
     }
 
     /// The elements, and what they may touch besides themselves.
+    #[inline(always)]
     pub(crate) fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
         (
             &mut self.nodes,
@@ -55,7 +56,7 @@ impl Network {
 
     /// Hands an element event to the element it concerns. The run's own events (sources, flow
     /// starts, rate changes, probes, window marks) belong to its owner.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn dispatch(&mut self, ev: EventKind) {
         match ev {
             EventKind::TxDone { node, port } => self.on_tx_done(node, port),
