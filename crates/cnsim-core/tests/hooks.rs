@@ -75,6 +75,10 @@ fn outside_cc_no_file_names_a_scheme() {
             "scenario/validate.rs",
             include_str!("../src/scenario/validate.rs"),
         ),
+        (
+            "scenario/validate_tables.rs",
+            include_str!("../src/scenario/validate_tables.rs"),
+        ),
         ("sim/build.rs", include_str!("../src/sim/build.rs")),
         ("stats/mod.rs", include_str!("../src/stats/mod.rs")),
         ("report/mod.rs", include_str!("../src/report/mod.rs")),

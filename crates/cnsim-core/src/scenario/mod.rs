@@ -9,6 +9,7 @@ mod overrides;
 pub(crate) mod pfc;
 pub(crate) mod routing;
 mod validate;
+mod validate_tables;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
