@@ -40,6 +40,7 @@ def test_incast_converges_to_fair_rates_without_loss(incast: cnsim.Result) -> No
         "scheme": "dcqcn",
         "parameter_set": "sigcomm2015",
         "mark_on": "dequeue",  # the preset marks on egress (issue 26)
+        "counters": "timer_and_bytes",
         "hai_step": "qcn",
     }
 

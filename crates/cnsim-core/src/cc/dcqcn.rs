@@ -18,9 +18,11 @@
 //! - "max(T, BC) <= F" gives F fast-recovery steps, the paper's "F = 5 iterations" (and what
 //!   the single-counter Mellanox model in the public ns-3 code does with stage < F before its
 //!   increment).
-//! - `byte_counter_bytes = 0` turns the byte counter off (the Mellanox model has none); with
-//!   only the timer, the single-counter rule of that model applies: F fast-recovery steps, one
-//!   additive step, then hyper increase.
+//! - Which counters raise the rate is named (`counters`): `timer_and_bytes` (the paper's two),
+//!   `timer_only` (the same rule with the byte counter off: F fast-recovery steps, then additive
+//!   increase, never hyper), `single_counter` (the Mellanox model of the public ns-3 code, which
+//!   has no byte counter: F fast-recovery steps, one additive step, then hyper increase). A zero
+//!   `byte_counter_bytes` with `timer_and_bytes` is an error, not a silent switch.
 //! - The hyper-increase step is R_HAI (i - F) with i = min(T, BC) as QCN's pseudo code has it
 //!   (`hai_step = "qcn"`), or a constant R_HAI (`"constant"`, the Mellanox model).
 //! - The NP keys "per flow" by the data's source host: cnsim's RPs are per destination at the
@@ -192,7 +194,7 @@ impl DcqcnRp {
     /// A data frame of `bytes` left: the byte counter B. Returns true when a byte-counter cycle
     /// ended (the rates changed); the timers are never touched here.
     pub(crate) fn on_transmit(&mut self, bytes: u32) -> bool {
-        if self.params.byte_counter_bytes <= 0.0 {
+        if self.params.counters != RateCounters::TimerAndBytes {
             return false;
         }
         self.bytes_left -= bytes as f64;
@@ -231,15 +233,13 @@ impl DcqcnRp {
     fn increase(&mut self) {
         let p = &self.params;
         let f = p.fast_recovery_threshold;
-        let byte_counter_on = p.byte_counter_bytes > 0.0;
-        let (most, least) = if byte_counter_on {
-            (
-                self.timer_stage.max(self.byte_stage),
-                self.timer_stage.min(self.byte_stage),
-            )
-        } else {
+        let t = self.timer_stage;
+        let (most, least) = match p.counters {
+            RateCounters::TimerAndBytes => (t.max(self.byte_stage), t.min(self.byte_stage)),
+            // BC stays 0: max(T, 0) = T, min(T, 0) = 0, so never hyper increase.
+            RateCounters::TimerOnly => (t, 0),
             // One counter: F fast-recovery steps, one additive step, then hyper increase.
-            (self.timer_stage, self.timer_stage.saturating_sub(1))
+            RateCounters::SingleCounter => (t, t.saturating_sub(1)),
         };
         if most <= f {
             // Fast recovery: TR unchanged.
@@ -293,6 +293,7 @@ impl DcqcnRp {
 pub(crate) struct DcqcnVariant {
     pub(crate) parameter_set: ParameterSet,
     pub(crate) mark_on: MarkOn,
+    pub(crate) counters: RateCounters,
     pub(crate) hai_step: HaiStep,
 }
 
@@ -351,6 +352,7 @@ impl CcScheme for Dcqcn {
         DcqcnVariant {
             parameter_set: p.parameter_set,
             mark_on: p.mark_on,
+            counters: p.counters,
             hai_step: p.hai_step,
         }
     }
@@ -675,6 +677,35 @@ mod tests {
         close(steps[2], tr + 150e6); // hyper, constant 100 Mb/s
         close(steps[3], tr + 250e6);
         assert!(rp.rate_bps() > cr);
+    }
+
+    /// `timer_only`: F fast-recovery steps, then additive increase, never hyper (the same rule
+    /// as the SIGCOMM set's, with BC staying 0), whatever the byte counter's size.
+    #[test]
+    fn timer_only_recovers_f_steps_then_only_adds() {
+        let p = DcqcnParams {
+            counters: RateCounters::TimerOnly,
+            byte_counter_bytes: 1.0, // ignored: no byte counter runs
+            alpha_timer_s: 1.0,      // only the rate timer fires
+            ..DcqcnParams::default()
+        };
+        let mut rp = DcqcnRp::new(40e9, &p, SimTime::ZERO);
+        // Two CNPs: the second sets TR = CR = 20 Gb/s, below the line rate that caps TR.
+        rp.on_cnp(SimTime::ZERO);
+        rp.on_cnp(us(1.0));
+        assert!(!rp.on_transmit(1500), "no byte counter");
+        let tr = rp.target_rate_bps();
+        let mut targets = Vec::new();
+        for _ in 0..9 {
+            fire(&mut rp);
+            targets.push(rp.target_rate_bps());
+        }
+        // T = 1..5 (F = 5): fast recovery, TR unchanged; T = 6..9: + R_AI each (40 Mb/s).
+        for (i, &target) in targets.iter().enumerate() {
+            let additive_steps = (i + 1).saturating_sub(5) as f64;
+            close(target, tr + additive_steps * 40e6);
+        }
+        assert_eq!(rp.stages(), (9, 0));
     }
 
     #[test]

@@ -29,6 +29,24 @@ pub(crate) enum HaiStep {
     Constant,
 }
 
+/// Which counters raise the RP's rate between CNPs (each a distinct protocol, named so that
+/// none is chosen by a zero elsewhere).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RateCounters {
+    /// SIGCOMM 2015: the rate timer T and the byte counter B (every `byte_counter_bytes`);
+    /// fast recovery while max(T, BC) <= F, hyper increase when min(T, BC) > F, additive
+    /// increase between.
+    #[default]
+    TimerAndBytes,
+    /// The same rule with the byte counter off (BC stays 0): F fast-recovery steps, then
+    /// additive increase only, never hyper increase.
+    TimerOnly,
+    /// The single-counter Mellanox model of the public ns-3 code (the `hpcc_ns3` set): the
+    /// rate timer alone, F fast-recovery steps, one additive step, then hyper increase.
+    SingleCounter,
+}
+
 /// Named parameter sets: the table's keys are laid over the set's values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -70,7 +88,10 @@ pub(crate) struct DcqcnParams {
     pub(crate) alpha_timer_s: f64,
     /// RP: rate-increase timer (T).
     pub(crate) rate_timer_s: f64,
-    /// RP: rate-increase byte counter (B); 0 turns it off.
+    /// RP: which counters raise the rate (`timer_and_bytes`, `timer_only`, `single_counter`).
+    pub(crate) counters: RateCounters,
+    /// RP: rate-increase byte counter (B), with `counters = "timer_and_bytes"` (ignored
+    /// otherwise).
     pub(crate) byte_counter_bytes: f64,
     /// RP: fast-recovery steps (F).
     pub(crate) fast_recovery_threshold: u32,
@@ -107,6 +128,7 @@ impl DcqcnParams {
             alpha_init: 1.0,
             alpha_timer_s: 55e-6,
             rate_timer_s: 55e-6,
+            counters: RateCounters::TimerAndBytes,
             byte_counter_bytes: 10e6,
             fast_recovery_threshold: 5,
             r_ai_bps: 40e6,
@@ -126,6 +148,7 @@ impl DcqcnParams {
                 mark_on: MarkOn::Dequeue,
                 alpha_timer_s: 1e-6,
                 rate_timer_s: 900e-6,
+                counters: RateCounters::SingleCounter,
                 byte_counter_bytes: 0.0,
                 fast_recovery_threshold: 1,
                 r_ai_bps: 50e6,
@@ -159,6 +182,13 @@ impl DcqcnParams {
         c.time_positive("alpha_timer_s", self.alpha_timer_s)?;
         c.time_positive("rate_timer_s", self.rate_timer_s)?;
         c.non_negative("byte_counter_bytes", self.byte_counter_bytes)?;
+        if self.counters == RateCounters::TimerAndBytes && self.byte_counter_bytes <= 0.0 {
+            return Err(c.fail(
+                "byte_counter_bytes",
+                "must be > 0 with counters = \"timer_and_bytes\" (without a byte counter, set \
+                 counters = \"timer_only\", or \"single_counter\" for the Mellanox model)",
+            ));
+        }
         c.rate_non_negative("r_ai_bps", self.r_ai_bps)?;
         c.rate_non_negative("r_hai_bps", self.r_hai_bps)?;
         c.rate("min_rate_bps", self.min_rate_bps)?;
@@ -195,5 +225,27 @@ mod tests {
         };
         let e = bad.validate("congestion.dcqcn").unwrap_err();
         assert!(e.to_string().contains("congestion.dcqcn.g"), "{e}");
+    }
+
+    /// A zero byte counter no longer switches the protocol silently: the two counter-less
+    /// protocols have names of their own.
+    #[test]
+    fn a_zero_byte_counter_needs_a_counter_mode_that_has_none() {
+        let zero = DcqcnParams {
+            byte_counter_bytes: 0.0,
+            ..DcqcnParams::default()
+        };
+        let e = zero.validate("congestion.dcqcn").unwrap_err().to_string();
+        assert!(
+            e.contains("congestion.dcqcn.byte_counter_bytes") && e.contains("timer_only"),
+            "{e}"
+        );
+        for counters in [RateCounters::TimerOnly, RateCounters::SingleCounter] {
+            let ok = DcqcnParams { counters, ..zero.clone() };
+            assert!(ok.validate("congestion.dcqcn").is_ok());
+        }
+        let hpcc = DcqcnParams::of_set(ParameterSet::HpccNs3);
+        assert_eq!(hpcc.counters, RateCounters::SingleCounter);
+        assert!(hpcc.validate("congestion.dcqcn").is_ok());
     }
 }
