@@ -31,6 +31,7 @@ INLINE_DPI = 80
 PORT_COLUMNS = ["peak_queue_bytes", "mean_queue_bytes", "utilisation", "dropped_frames"]
 SOURCE_COLUMNS = ["offered_bps", "throughput_bps", "rx_throughput_bps", "dropped_frames"]
 ALERT_STYLE = "color:#c00;font-weight:bold"
+HEADLINE_STYLE = "color:#036;font-weight:bold"
 
 
 def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> str:
@@ -49,12 +50,14 @@ def png_img(data: bytes, alt: str = "") -> str:
 
 def lines_html(lines: Iterable[readout.Line]) -> str:
     """A run's lines (`readout.run_lines`) as a two-column table, faults in red."""
-    rows = "".join(
-        f"<tr><th style='text-align:left'>{html.escape(line.label)}</th>"
-        f"<td style='text-align:left{';' + ALERT_STYLE if line.alert else ''}'>"
-        f"{html.escape(line.text)}</td></tr>"
-        for line in lines
-    )
+    rows = ""
+    for line in lines:
+        style = "text-align:left"
+        style += ";" + ALERT_STYLE if line.alert else ";" + HEADLINE_STYLE if line.headline else ""
+        rows += (
+            f"<tr><th style='text-align:left'>{html.escape(line.label)}</th>"
+            f"<td style='{style}'>{html.escape(line.text)}</td></tr>"
+        )
     return f"<table>{rows}</table>"
 
 
@@ -107,16 +110,11 @@ def result_html(result: Result) -> str:
 def figure_imgs(result: Result, dpi: int = INLINE_DPI) -> list[tuple[str, str]]:
     """(name, <img> tag) of every figure the run can draw (a figure that cannot be drawn is
     left out; its warning is the saved run's to give)."""
-    out = []
+    from cnsim.plots import drawable
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        for name in result.figure_names:
-            try:
-                fig = result.figure(name)
-            except KeyError:
-                continue
-            out.append((name, figure_png(fig, dpi)))
-    return out
+        return [(name, figure_png(fig, dpi)) for name, fig in drawable(result)]
 
 
 def sweep_html(study: SweepResult) -> str:

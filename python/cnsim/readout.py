@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from cnsim import headline
 from cnsim.outputs import (
     FLOWS_FILE,
     PLOTS_DIR,
@@ -125,17 +126,36 @@ def natural_order(names: Any) -> list[str]:
 
 
 class Line(NamedTuple):
-    """One line of a run's summary: what it is, its value as text, and whether it reports a
-    fault (drawn in red)."""
+    """One line of a run's summary: what it is, its value as text, whether it reports a fault
+    (drawn in red) and whether it is a headline number (drawn first, emphasised)."""
 
     label: str
     text: str
     alert: bool = False
+    headline: bool = False
 
 
 def run_lines(result: Result, out_dir: Path | None = None) -> list[Line]:
-    """Everything a run says, in reading order."""
-    return summary_lines(result.summary, out_dir)
+    """Everything a run says, in reading order: its headline numbers, then the summary lines."""
+    return headline_lines(result.scenario, result.summary) + summary_lines(result.summary, out_dir)
+
+
+def headline_lines(scenario: Mapping[str, Any], summary: Mapping[str, Any]) -> list[Line]:
+    """The experiment's headline numbers (`cnsim.headline`), each read against its reference:
+    'victim VS -> VR: 9.79 Gb/s = 0.49 x max-min fair share (20 Gb/s)'."""
+    lines = []
+    for entry in headline.declared(scenario):
+        found = headline.value(summary, entry)
+        text = value_text(entry.unit_name, found)
+        if entry.reference is not None:
+            reference = value_text(entry.unit_name, entry.reference)
+            if _finite(found) and entry.reference:
+                ratio = found / entry.reference
+                text += f" = {ratio:.2f} x {entry.reference_label} ({reference})"
+            else:
+                text += f" ({entry.reference_label}: {reference})"
+        lines.append(Line(entry.label, text, headline=True))
+    return lines
 
 
 def summary_lines(s: Mapping[str, Any], out_dir: Path | None = None) -> list[Line]:

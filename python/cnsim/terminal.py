@@ -249,7 +249,10 @@ def summary_table(result: Result, out_dir: Path | None = None) -> Table:
     table.add_column(overflow="fold")
     for line in readout.run_lines(result, out_dir):
         # Text, not markup: entity names and values may hold brackets.
-        table.add_row(line.label, Text(line.text, style="bold red" if line.alert else ""))
+        style = "bold red" if line.alert else "bold cyan" if line.headline else ""
+        table.add_row(
+            Text(line.label, style="cyan" if line.headline else ""), Text(line.text, style=style)
+        )
     return table
 
 
