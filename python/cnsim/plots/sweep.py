@@ -32,20 +32,20 @@ ERROR_TEXT = {"ci95": "error bars: 95% confidence interval", "std": "error bars:
 MAX_LINES_INSIDE = 4
 
 
-def make_sweep_plots(result: SweepResult, out_dir: Path) -> list[Path]:
+def make_sweep_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
     """Every [[sweep.plots]] figure (or one mean plot per numeric metric) as PNG files.
 
     A transient study draws its three figures (`transient_plots`) instead of the default ones.
     """
     paths = []
     if result.spec.transient is not None:
-        paths += transient_plots(result, out_dir)
+        paths += transient_plots(result, out_dir, dpi=dpi)
         specs = list(result.spec.plots)
     else:
         specs = list(result.spec.plots) or default_plots(result)
     for spec in specs:
         path = out_dir / f"{file_stem(spec.name or default_name(spec))}.png"
-        if plot_sweep(result, spec, path) is not None:
+        if plot_sweep(result, spec, path, dpi=dpi) is not None:
             paths.append(path)
     return paths
 
@@ -70,13 +70,28 @@ def default_name(spec: PlotSpec) -> str:
     return f"{spec.stat}_{leaf(spec.y)}_vs_{leaf(spec.x)}"
 
 
+def unit_key(path: str) -> str:
+    """The key of a path that carries its unit: the last one, or its parent when the last has
+    none ('latency_s.mean' is in seconds)."""
+    keys = parse_path(path)
+    if len(keys) > 1 and not keys[-1].endswith(UNIT_SUFFIXES) and keys[-2].endswith(UNIT_SUFFIXES):
+        return keys[-2]
+    return keys[-1]
+
+
 def leaf(path: str) -> str:
     """Last key of a dotted path: the name that carries the unit."""
     return parse_path(path)[-1]
 
 
-def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
-    """Draw one figure; warn and return None when the metric has no numbers."""
+def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path, *, dpi: int = DPI) -> Path | None:
+    """Draw one figure into `path`; warn and return None when the metric has no numbers."""
+    fig = sweep_figure(result, spec)
+    return None if fig is None else _save(fig, result, spec, path, dpi)
+
+
+def sweep_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
+    """One [[sweep.plots]] figure; a warning and None when the metric has no numbers."""
     table = _where(result, spec, result.aggregate([spec.y]))
     table, x_text, x_ticks = _numeric_x(result, spec, table)
     column = "std" if spec.stat == "std" else "mean"
@@ -85,7 +100,7 @@ def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
         warnings.warn(f"sweep plot of {spec.y!r} skipped: it needs {needs}", stacklevel=2)
         return None
     x_div, x_unit = _unit(spec.x, table[spec.x])
-    y_div, y_unit = value_unit(leaf(spec.y), float(table[column].abs().max()))
+    y_div, y_unit = value_unit(unit_key(spec.y), float(table[column].abs().max()))
     panels = _plot_panels(result, spec, table, column)
     fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * (0.8 * len(panels) if len(panels) > 1 else 1)))
     fig.set_layout_engine("constrained")
@@ -111,12 +126,13 @@ def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
             ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
         elif others:
             ax.legend(fontsize="x-small")
-    title = spec.title or f"{_y_text(spec, '')} vs {leaf(spec.x)}"
+    y_words = _y_text(spec, "")
+    title = spec.title or f"{y_words[:1].upper()}{y_words[1:]} vs {x_text or path_words(spec.x)}"
     if len(panels) > 1 or panels[0][0]:
         fig.suptitle(title)
     else:
         axes[0].set_title(title)
-    return _save(fig, result, spec, path)
+    return fig
 
 
 def _where(result: SweepResult, spec: PlotSpec, table: pd.DataFrame) -> pd.DataFrame:
@@ -133,23 +149,29 @@ def _where(result: SweepResult, spec: PlotSpec, table: pd.DataFrame) -> pd.DataF
 def _numeric_x(
     result: SweepResult, spec: PlotSpec, table: pd.DataFrame
 ) -> tuple[pd.DataFrame, str | None, list[str] | None]:
-    """A list- or table-valued x (a traffic entry's host list) made plottable: its
-    [sweep.names] when they are all numbers, else its names as ticks in the sweep's order,
-    else the list's length ("number of hosts"). Returns the table, an axis text and ticks."""
+    """An x that is not a number made plottable: its [sweep.names] when they are all numbers,
+    else its names (or a string or bool value itself) as ticks in the sweep's order, else, for
+    a list (a traffic entry's host list), the list's length ("number of hosts"). Returns the
+    table, an axis text and ticks."""
     values = result.spec.grid.get(spec.x) or result.spec.zip.get(spec.x) or []
-    if all(isinstance(v, int | float | str | bool) for v in values):
+    if all(_is_number(v) for v in values):
         return table, None, None
     index = [values.index(_value_of(result, spec.x, cell)) for cell in table[spec.x]]
     names = result.spec.names.get(spec.x)
     if names is not None:
         numbers = [n for n in map(_as_number, names) if n is not None]
         if len(numbers) == len(names):
-            return table.assign(**{spec.x: [numbers[i] for i in index]}), leaf(spec.x), None
-        return table.assign(**{spec.x: index}), leaf(spec.x), [str(n) for n in names]
+            return table.assign(**{spec.x: [numbers[i] for i in index]}), None, None
+        return table.assign(**{spec.x: index}), None, [str(n) for n in names]
     if all(isinstance(v, list) for v in values):
         lengths = [len(values[i]) for i in index]
-        return table.assign(**{spec.x: lengths}), f"number of {leaf(spec.x)}", None
-    return table.assign(**{spec.x: index}), leaf(spec.x), [f"#{i}" for i in range(len(values))]
+        return table.assign(**{spec.x: lengths}), f"number of {key_words(leaf(spec.x))}", None
+    ticks = [str(v) if isinstance(v, str | bool) else f"#{i}" for i, v in enumerate(values)]
+    return table.assign(**{spec.x: index}), None, ticks
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _all_whole(values: pd.Series) -> bool:
@@ -223,17 +245,92 @@ def _draw_line(
 def _unit(param: str, values: pd.Series) -> tuple[float, str]:
     if not pd.api.types.is_numeric_dtype(values):
         return 1.0, ""
-    return value_unit(leaf(param), float(values.abs().max()))
+    return value_unit(unit_key(param), float(values.abs().max()))
+
+
+# Words for summary keys and metrics a sweep collects (the run figures' AXIS_NAMES cover the
+# probe metrics); anything else is its key with the unit suffix dropped and spaces for "_".
+PATH_WORDS = {
+    "steady_queue_mean_bytes": "steady-state queue, mean",
+    "steady_queue_std_bytes": "steady-state queue, std",
+    "steady_rate_mean_bps": "steady-state rate, mean",
+    "steady_rate_cv": "rate CV (std / mean)",
+    "steady_throughput_bps": "steady-state throughput",
+    "steady_fairness_index": "steady-state fairness index",
+    "steady_n_flows": "flows at the fixed point",
+    "fairness_index": "Jain's fairness index",
+    "transient_duration_s": "transient duration",
+    "recovery_time_s": "recovery time",
+    "rx_throughput_bps": "received throughput",
+    "fct_mean_s": "mean FCT",
+    "fct_p50_s": "median FCT",
+    "fct_p99_s": "99th-percentile FCT",
+    "slowdown_mean": "mean slowdown",
+    "delivered": "frames delivered",
+    "generated": "frames generated",
+    "in_flight": "frames in flight",
+    "interval_bytes": "sampling interval",
+    "mark_on": "ECN marking at",
+    "load": "offered load",
+}
+UNIT_SUFFIXES = ("_bps", "_bytes", "_s", "_frames", "_frac")
+# Summary tables whose next key names an entity ("per_port.core->ep4.peak_queue_bytes").
+ENTITY_TABLES = {"per_port": "at", "per_source": "of", "per_switch": "of", "classes": "class"}
+
+
+def key_words(key: str) -> str:
+    """A key in words: 'peak_queue_bytes' -> 'peak queue'."""
+    if key in PATH_WORDS:
+        return PATH_WORDS[key]
+    if key in AXIS_NAMES:
+        return AXIS_NAMES[key]
+    for suffix in UNIT_SUFFIXES:
+        if key.endswith(suffix) and key != suffix:
+            key = key[: -len(suffix)]
+            break
+    return key.replace("_", " ")
+
+
+def path_words(path: str) -> str:
+    """A summary path or a swept parameter in words, never a dotted path:
+    'window.per_port.core->ep4.peak_queue_bytes' -> 'peak queue at core->ep4, in the window';
+    'frames.dropped.total' -> 'frames dropped, total'; 'links[64].delay_s' -> 'delay of
+    links[64]'; 'congestion.bcn.sampling.interval_bytes' -> 'sampling interval'."""
+    keys = list(parse_path(path))
+    words = key_words(keys[-1])
+    context = []
+    parents = keys[:-1]
+    if parents and parents[0] == "window":
+        context.append("in the window")
+        parents = parents[1:]
+    for table, joiner in ENTITY_TABLES.items():
+        if table in parents[:-1]:
+            at = parents.index(table)
+            words = f"{words} {joiner} {parents[at + 1]}"
+            parents = parents[:at]
+    if parents and parents[-1].endswith(UNIT_SUFFIXES):  # "latency_s.mean": latency, mean
+        words = f"{key_words(parents[-1])}, {words}"
+        parents = parents[:-1]
+    if parents and parents[0] in ("frames", "flows", "control_frames"):
+        subject = parents[0].replace("_", " ")
+        rest = [key_words(k) for k in parents[1:]]
+        if keys[-1] in ("total",) and rest:
+            words = f"{subject} {' '.join(rest)}, total"
+        elif keys[-1] not in PATH_WORDS and not words.startswith(subject):
+            words = f"{subject} {' '.join([*rest, words])}"
+    elif parents and "[" in parents[-1]:  # a parameter of one element: "delay of links[64]"
+        words = f"{words} of {parents[-1]}"
+    return ", ".join([words, *context])
 
 
 def _axis_text(path: str, unit: str) -> str:
-    name = AXIS_NAMES.get(leaf(path), path)
+    name = path_words(path)
     return f"{name} ({unit})" if unit else name
 
 
 def _y_text(spec: PlotSpec, unit: str) -> str:
     name = _axis_text(spec.y, unit)
-    return f"std of {name}" if spec.stat == "std" else f"mean {name}"
+    return f"std of {name}" if spec.stat == "std" else name
 
 
 def _label(result: SweepResult, names: list[str], values: Any) -> str | None:
@@ -247,25 +344,33 @@ def _label(result: SweepResult, names: list[str], values: Any) -> str | None:
     return ", ".join(parts)
 
 
-def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path) -> Path:
+def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path, dpi: int) -> Path:
     """Stamp what the points are (replications, error bars) at the bottom and write the PNG."""
+    what = (
+        "points: mean over replications" if spec.stat == "mean" else "points: std over replications"
+    )
     errors = ERROR_TEXT.get(spec.error or "none", "") if spec.stat == "mean" else ""
-    return _stamped_png(fig, result, path, f"; {errors}" if errors else "")
+    return _stamped_png(fig, result, path, dpi, f"; {what}" + (f", {errors}" if errors else ""))
 
 
-def _stamped_png(fig: Figure, result: SweepResult, path: Path, extra: str = "") -> Path:
+def _stamped_png(fig: Figure, result: SweepResult, path: Path, dpi: int, extra: str = "") -> Path:
     """The study's provenance (name, replications, base seed) in a strip at the bottom."""
-    text = f"{result.spec.name}: {result.spec.replications} replications per point"
-    stamp(fig, text + f", base seed {result.spec.seed}{extra}")
+    n = replications_text(result.spec.replications)
+    stamp(fig, f"{result.spec.name}: {n} per point, base seed {result.spec.seed}{extra}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=dpi)
     return path
+
+
+def replications_text(n: int) -> str:
+    """'1 replication', '25 replications'."""
+    return f"{n} replication" + ("" if n == 1 else "s")
 
 
 # ---------------------------------------------------------------- transient studies (seed 001)
 
 
-def transient_plots(result: SweepResult, out_dir: Path) -> list[Path]:
+def transient_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
     """A transient study's figures: the replication-mean aggregate throughput per point, the
     relative-change curves with their knees, and the durations beside the reference's.
 
@@ -295,7 +400,7 @@ def transient_plots(result: SweepResult, out_dir: Path) -> list[Path]:
             drawer(ax, rows, found, label, study.reference_column)
             ax.set_title(title, fontsize="medium")
         fig.suptitle(TRANSIENT_TITLES[name])
-        paths.append(_save_transient(fig, result, out_dir / f"{name}.png"))
+        paths.append(_stamped_png(fig, result, out_dir / f"{name}.png", dpi))
     return paths
 
 
@@ -390,7 +495,3 @@ def _draw_durations(
     ax.set_xticks(x, names, fontsize="small")
     ax.set_ylabel("transient duration (ms)")
     ax.legend(fontsize="small")
-
-
-def _save_transient(fig: Figure, result: SweepResult, path: Path) -> Path:
-    return _stamped_png(fig, result, path)

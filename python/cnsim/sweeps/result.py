@@ -257,18 +257,20 @@ class SweepResult:
 
     # ------------------------------------------------------------ figures
 
-    def plot(self, out_dir: str | Path | None = None) -> list[Path]:
+    def plot(self, out_dir: str | Path | None = None, *, dpi: int | None = None) -> list[Path]:
         """Draw the [[sweep.plots]] (or one mean plot per metric) as PNGs; return their paths.
 
         Into the study's own `plots/` (no `out_dir`), figures an earlier spec drew and this one
-        does not are removed, so that the folder never shows a stale figure as current.
+        does not are removed, so that the folder never shows a stale figure as current. `dpi`
+        defaults to the run figures' (`cnsim.plots.DPI`).
         """
+        from cnsim.plots import DPI
         from cnsim.plots.sweep import make_sweep_plots
 
         if out_dir is not None:
-            return make_sweep_plots(self, Path(out_dir))
+            return make_sweep_plots(self, Path(out_dir), dpi=dpi or DPI)
         own = self.out_dir / PLOTS_DIR
-        drawn = make_sweep_plots(self, own)
+        drawn = make_sweep_plots(self, own, dpi=dpi or DPI)
         for old in set(own.glob("*.png")) - set(drawn):
             old.unlink()
         return drawn
