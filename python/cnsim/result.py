@@ -108,9 +108,9 @@ class Result:
         run_dir = Path(run_dir)
         summary = json.loads((run_dir / "summary.json").read_text())
         scenario_toml = (run_dir / "scenario.toml").read_text()
-        timeseries = pd.read_parquet(run_dir / "timeseries.parquet")
+        timeseries = _as_built(pd.read_parquet(run_dir / "timeseries.parquet"))
         flows_file = run_dir / "flows.parquet"
-        flows = pd.read_parquet(flows_file) if flows_file.exists() else None
+        flows = _as_built(pd.read_parquet(flows_file)) if flows_file.exists() else None
         return cls(summary, scenario_toml, timeseries, flows=flows, add_metrics=False)
 
     @property
@@ -246,6 +246,20 @@ def _table(rows: Any, index_name: str) -> pd.DataFrame:
         return pd.DataFrame(index=pd.Index([], name=index_name, dtype=object))
     frame = pd.DataFrame.from_dict(dict(rows), orient="index")
     frame.index.name = index_name
+    return frame
+
+
+def _as_built(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table read from Parquet with its categoricals as a run builds them (categories of
+    object dtype; pandas reads them back as its string dtype), so that a loaded run's tables
+    `.equals()` the ones the run had."""
+    import pandas as pd
+
+    for column in frame.columns:
+        dtype = frame[column].dtype
+        if isinstance(dtype, pd.CategoricalDtype) and dtype.categories.dtype != object:
+            codes = frame[column].cat.codes.to_numpy()
+            frame[column] = _categorical(codes, [str(c) for c in dtype.categories])
     return frame
 
 
