@@ -135,13 +135,16 @@ def user_errors() -> Iterator[None]:
 
 
 @contextmanager
-def warnings_as_lines() -> Iterator[None]:
-    """Show library warnings (a skipped plot...) as one yellow line each, after the work."""
+def warnings_as_lines() -> Iterator[set[str]]:
+    """Show library warnings (a skipped plot...) as one yellow line each, after the work;
+    the messages the body adds to the set it is given are shown elsewhere (the run's table)."""
+    shown_elsewhere: set[str] = set()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        yield
+        yield shown_elsewhere
     for warning in caught:
-        print_line(f"warning: {warning.message}", "yellow")
+        if str(warning.message) not in shown_elsewhere:
+            print_line(f"warning: {warning.message}", "yellow")
 
 
 def default_out_dir(result: Result) -> Path:
@@ -173,11 +176,13 @@ def run(
     """Run a scenario and write scenario.toml, summary.json, timeseries.parquet, plots/."""
     from cnsim import outputs
 
-    with user_errors(), warnings_as_lines():
+    with user_errors(), warnings_as_lines() as in_table:
         if out is not None:  # a directory cnsim must not write into fails before the run
             outputs.check_out_dir(out)
         try:
             result = api.run(scenario, seed=seed, set=overrides, progress=not quiet)
+            if not quiet:  # the run's table shows its analysis warnings, in red
+                in_table.update(result.warnings)
             out_dir = Path(out) if out is not None else default_out_dir(result)
             result.save(out_dir, plots=not no_plots)
         except KeyboardInterrupt:

@@ -136,8 +136,12 @@ class Line(NamedTuple):
 
 
 def run_lines(result: Result, out_dir: Path | None = None) -> list[Line]:
-    """Everything a run says, in reading order: its headline numbers, then the summary lines."""
-    return headline_lines(result.scenario, result.summary) + summary_lines(result.summary, out_dir)
+    """Everything a run says, in reading order: its headline numbers, what the analysis warned
+    about (in red, next to the numbers it concerns: a statistic on too few samples is no
+    statistic), then the summary lines."""
+    s = result.summary
+    warned = [Line("warning", text, alert=True) for text in result.warnings]
+    return headline_lines(result.scenario, result.summary) + warned + summary_lines(s, out_dir)
 
 
 def headline_lines(scenario: Mapping[str, Any], summary: Mapping[str, Any]) -> list[Line]:
@@ -352,6 +356,7 @@ def sweep_table(study: SweepResult) -> TextTable:
     columns = [*study.parameters, "runs ok", *metrics]
     rows: list[list[Cell]] = []
     params_of = {point.index: point.params for point in study.spec.points()}
+    few = _FewSamples(study)
     for point, runs in study.runs.groupby("point", sort=True):
         index = cast(int, point)  # the point column holds ints
         if index >= MAX_TABLE_ROWS:
@@ -361,11 +366,43 @@ def sweep_table(study: SweepResult) -> TextTable:
         params = [Cell(value_cell(study, p, values.get(p))) for p in study.parameters]
         n_ok = int((runs["status"] == "ok").sum())
         cells = [
-            Cell(mean_ci_text(_leaf(m), *stats.loc[(point, m), ["mean", "ci95"]])) for m in metrics
+            few.cell(index, m, mean_ci_text(_leaf(m), *stats.loc[(point, m), ["mean", "ci95"]]))
+            for m in metrics
         ]
         rows.append([*params, Cell(f"{n_ok}/{len(runs)}"), *cells])
-    caption = f"{study.out_dir}/  runs.parquet, sweep.toml, runs/<key>/"
+    caption = f"{study.out_dir}/  runs.parquet, sweep.toml, runs/<key>/" + few.caption()
     return TextTable(_title(study), columns, rows, caption, frozenset(study.parameters))
+
+
+class _FewSamples:
+    """Marks a sweep table's cells that rest on a window of too few probe samples: the
+    steady_*/transient_* metrics of a point whose runs warned so (`SweepResult.few_samples`);
+    an error cell unless the sweep says `few_samples = "warn"` (then the value, marked)."""
+
+    def __init__(self, study: SweepResult) -> None:
+        self.found = study.few_samples()
+        self.warn = study.spec.few_samples == "warn"
+        self.runs = study.ok.groupby("point").size().to_dict()
+        self.marked = False
+
+    def cell(self, point: int, path: str, text: str) -> Cell:
+        """The cell of `path` at `point`: `text`, or marked."""
+        entry = self.found.get(point)
+        if entry is None or not any(_leaf(path).startswith(f"{k}_") for k in entry[1]):
+            return Cell(text)
+        self.marked = True
+        if self.warn:
+            return Cell(f"{text} *", alert=True)
+        return Cell(f"too few samples ({entry[0]}/{self.runs.get(point, 0)} runs)", alert=True)
+
+    def caption(self) -> str:
+        if not self.marked:
+            return ""
+        what = "*" if self.warn else "red cells"
+        return (
+            f"; {what}: a steady or transient window of too few probe samples "
+            "(runs.parquet's warnings; lengthen the runs, or shorten the window)"
+        )
 
 
 def _leaf(path: str) -> str:
@@ -389,14 +426,17 @@ def _point_table(study: SweepResult) -> TextTable:
     """The [sweep.table] as DIR/table.csv holds it: replication means per point, `n` runs."""
     data = study.point_table()
     shown = [c for c in data.columns if c != "point"]
+    few = _FewSamples(study)
     rows: list[list[Cell]] = []
     for i, (_, row) in enumerate(data.iterrows()):
         if i >= MAX_TABLE_ROWS:
             rows.append([Cell("...")] * len(shown))
             break
-        rows.append([Cell(table_number(c, row[c])) for c in shown])
+        point = int(row["point"])
+        paths = study.spec.table
+        rows.append([few.cell(point, paths.get(c, c), table_number(c, row[c])) for c in shown])
     caption = f"{study.out_dir}/  table.csv, runs.parquet, sweep.toml, runs/<key>/"
-    return TextTable(_title(study), shown, rows, caption)
+    return TextTable(_title(study), shown, rows, caption + few.caption())
 
 
 def table_number(column: str, value: Any) -> str:
@@ -435,16 +475,18 @@ def transient_table(study: SweepResult) -> TextTable:
             header = f"{column[:-6]} (KB)"
         headers.append(header)
     rows: list[list[Cell]] = []
+    few = _FewSamples(study)
     for _, row in table_data.iterrows():
         cells = [_transient_cell(column, row[column]) for column in shown]
         if row["settled"] is False:  # a lower bound: the series had not settled
             for column in ("transient_s", "transient_rtt"):
                 cells[shown.index(column)] = ">= " + cells[shown.index(column)]
-        rows.append([Cell(c) for c in cells])
+        point = int(row["point"])
+        rows.append([few.cell(point, c, text) for c, text in zip(shown, cells, strict=True)])
     method = table_data["method"].iloc[0] if len(table_data) else "-"
     caption = (
         f"initial data deletion on the replication mean, knee rule {method!r}; "
-        f"{study.out_dir}/transient.csv"
+        f"{study.out_dir}/transient.csv" + few.caption()
     )
     return TextTable(_title(study), headers, rows, caption, frozenset({"case"}))
 

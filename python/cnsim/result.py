@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -81,8 +82,16 @@ class Result:
         else:
             self._flows = flows if flows is not None else flows_frame(None, [])
         self.summary.setdefault("metrics", {})
+        # What the analysis warned about (a skipped spec, a window of too few samples): shown
+        # with the run's lines (terminal, notebook) as well as raised as Python warnings.
+        self.warnings: list[str] = []
         if add_metrics:
-            computed = analysis.compute_metrics(self)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                computed = analysis.compute_metrics(self)
+            self.warnings = [str(w.message) for w in caught]
+            for w in caught:  # to the caller's filters, as if never caught
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             for name, value in computed.items():
                 # The core's own metrics win: one definition per name.
                 self.summary["metrics"].setdefault(name, value)
@@ -111,7 +120,9 @@ class Result:
         timeseries = _as_built(pd.read_parquet(run_dir / "timeseries.parquet"))
         flows_file = run_dir / "flows.parquet"
         flows = _as_built(pd.read_parquet(flows_file)) if flows_file.exists() else None
-        return cls(summary, scenario_toml, timeseries, flows=flows, add_metrics=False)
+        loaded = cls(summary, scenario_toml, timeseries, flows=flows, add_metrics=False)
+        loaded.warnings = analysis.few_sample_warnings(loaded)  # the summary cannot hold them
+        return loaded
 
     @property
     def timeseries(self) -> pd.DataFrame:
