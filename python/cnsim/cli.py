@@ -286,6 +286,53 @@ def failures_line(study: sweeps.SweepResult) -> str:
 
 
 @app.command()
+def report(
+    directory: Annotated[
+        str, typer.Argument(metavar="DIR", help="A run's or a sweep's output directory.")
+    ],
+    html: Annotated[
+        bool, typer.Option("--html", help="Write one self-contained HTML file instead.")
+    ] = False,
+    out: Annotated[
+        str | None, typer.Option("--out", "-o", help="HTML file (default: DIR/report.html).")
+    ] = None,
+) -> None:
+    """Show a saved run's or sweep's tables again, or (--html) write them with the figures,
+    the flow statistics and the resolved scenario into one HTML file that opens offline."""
+    with user_errors(), warnings_as_lines():
+        if html:
+            from cnsim.report_html import write_report
+
+            written = write_report(directory, out)
+            console().print(f"report written to {written}")
+            return
+        if out is not None:
+            raise typer.BadParameter(
+                "--out names the HTML file: give --html too", param_hint="--out"
+            )
+        _print_saved(Path(directory))
+
+
+def _print_saved(folder: Path) -> None:
+    """The tables `cnsim run` or `cnsim sweep` printed, from the saved directory."""
+    from cnsim import terminal
+    from cnsim.sweeps.store import TABLE_FILE
+
+    if (folder / TABLE_FILE).is_file():
+        from cnsim.sweeps.result import SweepResult
+
+        console().print(terminal.sweep_table(SweepResult.load(folder)))
+        return
+    from cnsim.result import Result
+
+    result = Result.load(folder)  # OSError naming summary.json when it is no run directory
+    console().print(terminal.summary_table(result, folder))
+    window = terminal.window_table(result.summary)
+    if window is not None:
+        console().print(window)
+
+
+@app.command()
 def presets() -> None:
     """List the presets (the seed experiments) with one-line descriptions."""
     with user_errors():
