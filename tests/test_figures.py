@@ -151,7 +151,7 @@ def test_no_fair_share_when_it_does_not_bind_or_destinations_differ() -> None:
 
 def test_water_filling_gives_the_unused_share_to_the_others() -> None:
     assert references._water_level(10.0, [1.0, 9.0, 9.0]) == pytest.approx(4.5)
-    assert math.isinf(references._water_level(10.0, []))
+    assert math.isnan(references._water_level(10.0, []))  # no sender: no share
 
 
 def test_pause_watermarks_on_the_quantity_they_watch() -> None:

@@ -38,12 +38,12 @@ class Reference:
     @property
     def constant(self) -> bool:
         """True when it never changes."""
-        return len(set(self.values)) == 1
+        return len(set(self.values)) == 1 and not math.isnan(self.values[0])
 
     @property
     def peak(self) -> float:
-        """Its largest value."""
-        return max(self.values)
+        """Its largest value (NaN where it does not apply: no sender active yet)."""
+        return max((v for v in self.values if not math.isnan(v)), default=math.nan)
 
 
 def constant(label: str, value: float) -> Reference:
@@ -216,11 +216,15 @@ def fair_share(scenario: Mapping[str, Any], senders: Sequence[str]) -> Reference
     binding = any(
         level < max((s.demand_bps for s in into if s.start_s <= t < s.stop_s), default=0.0)
         for t, level in zip(times, levels, strict=True)
+        if not math.isnan(level)
     )
     if not binding:
         return None
-    label = f"fair share of {dst}'s link, C/N (N = {len(into)})"
-    return _with_value(Reference(label, tuple(times), tuple(levels)))
+    counts = {sum(s.start_s <= t < s.stop_s for s in into) for t in times} - {0}
+    n = f" (N = {counts.pop()})" if len(counts) == 1 else ""
+    return _with_value(
+        Reference(f"fair share of {dst}'s link, C/N{n}", tuple(times), tuple(levels))
+    )
 
 
 def _with_value(reference: Reference) -> Reference:
@@ -239,7 +243,7 @@ def _water_level(capacity: float, demands: list[float]) -> float:
         if demand >= share:
             return share
         remaining -= demand
-    return math.inf if not demands else max(demands)
+    return math.nan if not demands else max(demands)  # NaN: no sender, no share
 
 
 def _peer(scenario: Mapping[str, Any], host: str) -> str:

@@ -20,7 +20,16 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from cnsim import analysis, api
-from cnsim.plots.style import AXIS_NAMES, DPI, FIGSIZE, file_stem, stamp, value_unit
+from cnsim.plots.style import (
+    AXIS_NAMES,
+    DPI,
+    FIGSIZE,
+    file_stem,
+    line_style,
+    stamp,
+    value_unit,
+)
+from cnsim.readout import value_text
 from cnsim.sweeps.paths import parse_path
 from cnsim.sweeps.spec import PlotSpec
 
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
 ERROR_TEXT = {"ci95": "error bars: 95% confidence interval", "std": "error bars: +-1 std"}
 # Lines (one per combination of the other swept values) a legend may cover inside the axes.
 MAX_LINES_INSIDE = 4
+LEGEND_ROWS = 12  # rows of a legend beside the axes before it takes another column
 
 
 def make_sweep_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
@@ -102,16 +112,20 @@ def sweep_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
     x_div, x_unit = _unit(spec.x, table[spec.x])
     y_div, y_unit = value_unit(unit_key(spec.y), float(table[column].abs().max()))
     panels = _plot_panels(result, spec, table, column)
-    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * (0.8 * len(panels) if len(panels) > 1 else 1)))
+    others = _line_parameters(result, spec)
+    n_lines = table.groupby(others).ngroups if others else 1
+    # A legend beside the axes in columns of 12 widens the figure, not squeezes the axes.
+    columns = 1 + (n_lines - 1) // LEGEND_ROWS if n_lines > MAX_LINES_INSIDE else 0
+    height = FIGSIZE[1] * (0.8 * len(panels) if len(panels) > 1 else 1)
+    fig = Figure(figsize=(FIGSIZE[0] + 1.6 * columns, height))
     fig.set_layout_engine("constrained")
     axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
-    others = _line_parameters(result, spec)
     for ax, (panel_title, rows) in zip(axes, panels, strict=True):
         ax.grid(alpha=0.3)
         groups = rows.groupby(others, sort=False) if others else [((), rows)]
-        for label, group in groups:
+        for index, (label, group) in enumerate(groups):
             text = _label(result, others, label)
-            _draw_line(ax, spec, group, column, (x_div, y_div), text)
+            _draw_line(ax, spec, group, column, (x_div, y_div), text, index)
         ax.set_xlabel(spec.xlabel or x_text or _axis_text(spec.x, x_unit))
         if x_ticks is not None:
             ax.set_xticks(range(len(x_ticks)), x_ticks)
@@ -119,11 +133,18 @@ def sweep_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(spec.ylabel or _y_text(spec, y_unit))
         ax.set_yscale(spec.yscale)
+        if spec.yscale == "linear" and _never_negative(spec.y) and ax.get_ylim()[0] < 0:
+            ax.set_ylim(bottom=0)  # an error bar below 0 of a rate, size, time or count
         if panel_title:
             ax.set_title(panel_title, fontsize="medium")
-        if others and len(ax.get_lines()) > MAX_LINES_INSIDE:
+        if others and columns:
             # Many lines: a legend inside would hide some of them.
-            ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+            ax.legend(
+                fontsize="x-small",
+                loc="center left",
+                bbox_to_anchor=(1.01, 0.5),
+                ncols=columns,
+            )
         elif others:
             ax.legend(fontsize="x-small")
     y_words = _y_text(spec, "")
@@ -168,6 +189,15 @@ def _numeric_x(
         return table.assign(**{spec.x: lengths}), f"number of {key_words(leaf(spec.x))}", None
     ticks = [str(v) if isinstance(v, str | bool) else f"#{i}" for i, v in enumerate(values)]
     return table.assign(**{spec.x: index}), None, ticks
+
+
+def _never_negative(path: str) -> bool:
+    """Rates, sizes, times, counts of frames and flows, fairness: no value below 0."""
+    return (
+        unit_key(path).endswith(("_bps", "_bytes", "_s"))
+        or path.startswith(("frames.", "flows.", "control_frames."))
+        or leaf(path).endswith("fairness_index")
+    )
 
 
 def _is_number(value: Any) -> bool:
@@ -218,7 +248,7 @@ def _plot_panels(
     for value, rows in table.groupby(spec.panel, sort=False):
         if rows[column].notna().any():
             name = result.spec.value_name(spec.panel, _value_of(result, spec.panel, value))
-            panels.append((f"{leaf(spec.panel)} = {name}", rows))
+            panels.append((f"{path_words(spec.panel)} = {name}", rows))
     return panels or [("", table)]
 
 
@@ -229,6 +259,7 @@ def _draw_line(
     column: str,
     scale: tuple[float, float],
     label: str | None,
+    index: int = 0,
 ) -> None:
     """One line of markers with error bars; `scale` divides x and y into their units."""
     x_div, y_div = scale
@@ -239,7 +270,9 @@ def _draw_line(
     err = None
     if spec.stat == "mean" and spec.error != "none":
         err = group[spec.error].to_numpy(dtype=float) / y_div
-    ax.errorbar(x, y, yerr=err, marker="o", capsize=4, label=label)
+    # Past the colour cycle's ten colours, lines differ by dash and marker too.
+    marker = ("o", "s", "^", "D")[index // 10 % 4]
+    ax.errorbar(x, y, yerr=err, marker=marker, ls=line_style(index), capsize=4, label=label)
 
 
 def _unit(param: str, values: pd.Series) -> tuple[float, str]:
@@ -334,13 +367,23 @@ def _y_text(spec: PlotSpec, unit: str) -> str:
 
 
 def _label(result: SweepResult, names: list[str], values: Any) -> str | None:
+    """A line's legend label: each other parameter's value by its [sweep.names] name (the
+    author's words, as given), else a list by its length ("16 hosts"), a number in the unit
+    its path carries ("delay of links[64] 6 us")."""
     if not names:
         return None
     values = values if isinstance(values, tuple) else (values,)
     parts = []
     for name, cell in zip(names, values, strict=True):
-        shown = result.spec.value_name(name, _value_of(result, name, cell))
-        parts.append(str(shown) if name in result.spec.names else f"{leaf(name)}={shown}")
+        value = _value_of(result, name, cell)
+        if name in result.spec.names:
+            parts.append(str(result.spec.value_name(name, value)))
+        elif isinstance(value, list):
+            parts.append(f"{len(value)} {key_words(leaf(name))}")
+        elif _is_number(value):
+            parts.append(f"{path_words(name)} {value_text(unit_key(name), value)}")
+        else:
+            parts.append(f"{path_words(name)} {value}")
     return ", ".join(parts)
 
 
@@ -421,7 +464,7 @@ def _panels(table: pd.DataFrame, panel: str | None) -> list[tuple[str, pd.DataFr
             shown = f"{value / div:g} {unit}".strip() if unit else str(value)
         else:
             shown = str(value)
-        out.append((f"{AXIS_NAMES.get(panel, panel)} = {shown}", rows))
+        out.append((f"{key_words(panel)} = {shown}", rows))
     return out
 
 

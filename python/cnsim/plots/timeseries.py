@@ -38,6 +38,7 @@ from cnsim.plots.style import (
     time_unit,
     value_unit,
 )
+from cnsim.readout import natural_order
 
 if TYPE_CHECKING:
     from cnsim.result import Result
@@ -68,6 +69,8 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     metric = spec["metric"]
     patterns = spec["entities"] or None
     table, omitted = drop_all_zero(result.series(metric, patterns), explicit=bool(patterns))
+    if not patterns:  # legends in natural order (h2 before h10); a list given keeps its order
+        table = table[natural_order(table.columns)]
     summed = spec["aggregate"] == "sum"
     entities = [str(c) for c in table.columns]
     refs = references.plot_references(
