@@ -284,3 +284,12 @@ def test_sweep_figure_scales_seconds_and_counts_replications(tmp_path) -> None:
     sweep_plots._save(fig, study, plot, tmp_path / "one.png", 60)
     (stamp,) = [t.get_text() for t in fig.texts]
     assert stamp.startswith("delays: 1 replication per point, base seed")
+
+
+def test_a_unit_named_in_a_custom_label_sets_the_scale() -> None:
+    from cnsim.plots.sweep import labelled_unit
+
+    assert labelled_unit("mean FCT (s)", "fct_mean_s") == (1.0, "s")  # not ms by magnitude
+    assert labelled_unit("memory per input M (KB)", "input_buffer_bytes") == (1e3, "KB")
+    assert labelled_unit("throughput (KB)", "throughput_bps") is None  # not a rate's unit
+    assert labelled_unit("senders under T3", "hosts") is None

@@ -109,8 +109,10 @@ def sweep_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
         needs = "two finished runs per point" if spec.stat == "std" else "a finished run"
         warnings.warn(f"sweep plot of {spec.y!r} skipped: it needs {needs}", stacklevel=2)
         return None
-    x_div, x_unit = _unit(spec.x, table[spec.x])
-    y_div, y_unit = value_unit(unit_key(spec.y), float(table[column].abs().max()))
+    x_div, x_unit = labelled_unit(spec.xlabel, unit_key(spec.x)) or _unit(spec.x, table[spec.x])
+    y_div, y_unit = labelled_unit(spec.ylabel, unit_key(spec.y)) or value_unit(
+        unit_key(spec.y), float(table[column].abs().max())
+    )
     panels = _plot_panels(result, spec, table, column)
     others = _line_parameters(result, spec)
     n_lines = table.groupby(others).ngroups if others else 1
@@ -189,6 +191,26 @@ def _numeric_x(
         return table.assign(**{spec.x: lengths}), f"number of {key_words(leaf(spec.x))}", None
     ticks = [str(v) if isinstance(v, str | bool) else f"#{i}" for i, v in enumerate(values)]
     return table.assign(**{spec.x: index}), None, ticks
+
+
+# Units a custom axis label may name in its final parentheses, by the suffix they fit.
+LABEL_UNITS = {
+    "_bps": {"Tb/s": 1e12, "Gb/s": 1e9, "Mb/s": 1e6, "kb/s": 1e3, "b/s": 1.0},
+    "_bytes": {"GB": 1e9, "MB": 1e6, "KB": 1e3, "B": 1.0},
+    "_s": {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9},
+}
+
+
+def labelled_unit(label: str | None, key: str) -> tuple[float, str] | None:
+    """The unit a custom label names ("mean FCT (s)"), when it fits the key's: the author's
+    label is then true of the numbers, whatever unit their magnitude would choose."""
+    if not label or not label.endswith(")") or "(" not in label:
+        return None
+    named = label[label.rindex("(") + 1 : -1].strip()
+    for suffix, units in LABEL_UNITS.items():
+        if key.endswith(suffix) and named in units:
+            return units[named], named
+    return None
 
 
 def _never_negative(path: str) -> bool:

@@ -189,7 +189,7 @@ def _zoom_panel(
     ax.set_xlim(start_s * panel.t_scale, times[-1] * panel.t_scale)
     steady = analysis.report_table(result, "steady")
     what = "steady-state window" if steady else "second half"
-    start_text = f"{start_s * panel.t_scale:g} {time_unit(float(np.ptp(times)))[1]}"
+    start_text = f"{start_s * panel.t_scale:.3g} {time_unit(float(np.ptp(times)))[1]}"
     ax.set_title(f"{what}, zoomed (from {start_text}, y scaled to it)", fontsize="medium")
     if table.shape[1] > 1 and table.shape[1] <= MANY_ENTITIES:
         return  # the lines are named in the panel above
