@@ -14,6 +14,14 @@ import cnsim
 from cnsim import cli
 
 runner = CliRunner()
+SWEEP = """
+[sweep]
+name = "rep"
+base = "seed000-pause"
+metrics = ["frames.delivered"]
+grid = { "traffic[0].load" = [0.2, 0.4] }
+set = { duration_s = 0.002, "report.window_s" = [0.0, 0.002] }
+"""
 
 
 class Page(HTMLParser):
@@ -81,16 +89,8 @@ def test_report_prints_a_saved_runs_table(tmp_path: Path) -> None:
 
 
 def test_html_report_of_a_sweep(tmp_path: Path) -> None:
-    spec = {
-        "sweep": {
-            "name": "rep",
-            "base": "seed000-pause",
-            "replications": 1,
-            "metrics": ["frames.delivered"],
-            "grid": {"traffic[0].load": [0.2, 0.4]},
-            "set": {"duration_s": 0.002, "report.window_s": [0.0, 0.002]},
-        }
-    }
+    spec = tmp_path / "rep.toml"
+    spec.write_text(SWEEP)
     study = cnsim.sweep(spec, out=tmp_path / "s", jobs=1, progress=False)
     out = tmp_path / "elsewhere" / "rep.html"
     done = runner.invoke(cli.app, ["report", str(study.out_dir), "--html", "--out", str(out)])

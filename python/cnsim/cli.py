@@ -290,12 +290,12 @@ def report(
     directory: Annotated[
         str, typer.Argument(metavar="DIR", help="A run's or a sweep's output directory.")
     ],
-    html: Annotated[
-        bool, typer.Option("--html", help="Write one self-contained HTML file instead.")
-    ] = False,
     out: Annotated[
         str | None, typer.Option("--out", "-o", help="HTML file (default: DIR/report.html).")
     ] = None,
+    html: Annotated[
+        bool, typer.Option("--html", help="Write one self-contained HTML file instead.")
+    ] = False,
 ) -> None:
     """Show a saved run's or sweep's tables again, or (--html) write them with the figures,
     the flow statistics and the resolved scenario into one HTML file that opens offline."""
