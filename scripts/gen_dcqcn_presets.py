@@ -91,7 +91,7 @@ def incast() -> str:
     return f'''name = "dcqcn-incast"
 description = """DCQCN (SIGCOMM 2015 parameters): {INCAST_N} flows at 40 Gb/s into one switch port; \
 the rates converge to C/N and the queue settles near its fixed point."""
-# Issue 11. Parameters: [congestion.dcqcn] defaults = SIGCOMM 2015 (Kmin 5 KB, Kmax 200 KB,
+# Parameters: [congestion.dcqcn] defaults = SIGCOMM 2015 (Kmin 5 KB, Kmax 200 KB,
 # Pmax 1 %, g 1/256, CNP interval 50 us, K = T = 55 us, B = 10 MB, F = 5, R_AI 40 Mb/s).
 # Marking at dequeue (egress), as the deployment's switches. Reconstructions: 1 us links, 1000 B
 # frames, saturating senders that start together at line rate, a 12 MB shared switch buffer;
@@ -118,7 +118,7 @@ mark_on = "dequeue"
 def fixed_point() -> str:
     n_max = max(SWEEP_N)
     lists = ",\n  ".join("[" + ", ".join(f'"s{i}"' for i in range(1, n + 1)) + "]" for n in SWEEP_N)
-    return f'''# Issue 11: DCQCN's fixed point versus the number of flows (Zhu et al., CoNEXT 2016, "ECN or
+    return f'''# DCQCN's fixed point versus the number of flows (Zhu et al., CoNEXT 2016, "ECN or
 # Delay", section 3: the queue at the fixed point grows with N; the fluid model's fixed point is
 # computed by cnsim.fluid.dcqcn, in docs/dcqcn.md). N = {", ".join(map(str, SWEEP_N))} saturating flows at
 # 40 Gb/s into one switch port, SIGCOMM 2015 parameters, marking at dequeue (egress, as the
@@ -189,7 +189,7 @@ def marking() -> str:
     # The extra delay goes on the bottleneck link, which data and CNPs both cross: half each way.
     delays = ", ".join(f"{LINK_DELAY_S + us * 1e-6 / 2:g}" for us in MARKING_EXTRA_LOOP_US)
     text = fixed_point().split("[scenario]", 1)[1]
-    return f'''# Issue 26: why DCQCN's queue swings for N >= 8 with marking at enqueue (docs/dcqcn.md). The
+    return f'''# Why DCQCN's queue swings for N >= 8 with marking at enqueue (docs/dcqcn.md). The
 # dcqcn-fixed-point scenario with N = {", ".join(map(str, MARKING_N))}, marking at enqueue and at
 # dequeue, and {", ".join(map(str, MARKING_EXTRA_LOOP_US))} us of extra loop delay (half of it
 # added to each direction of the bottleneck link sw - recv, which data and CNPs both cross).
@@ -250,7 +250,7 @@ def stability() -> str:
     delays = ", ".join(f"{LINK_DELAY_S + (d - BASE_LOOP_S) / 2:.7g}" for d in STABILITY_LOOP_S)
     names = ", ".join(f'"{d:g}"' for d in STABILITY_LOOP_S)
     text = fixed_point().split("[scenario]", 1)[1]
-    return f'''# Issue 26: the CoNEXT 2016 stability study (Zhu et al., "ECN or Delay", section 3.2) as a
+    return f'''# The CoNEXT 2016 stability study (Zhu et al., "ECN or Delay", section 3.2) as a
 # sweep: N = {", ".join(map(str, STABILITY_N))} x feedback delay {", ".join(f"{d * 1e6:g}" for d in STABILITY_LOOP_S)} us (the loop from the marking
 # decision to the CNP at the RP; the extra delay is put on the bottleneck link sw - recv, half
 # each way), marking at dequeue, SIGCOMM 2015 parameters, 60 ms, t = 30-60 ms. DIR/table.csv:

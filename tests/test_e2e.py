@@ -258,3 +258,17 @@ def test_cli_prints_and_writes_the_window_table(tmp_path: Path) -> None:
     rows = (out / "window_per_source.csv").read_text().splitlines()
     assert rows[0].startswith("source,throughput_gbps")
     assert [r.split(",")[0] for r in rows[1:]] == ["ep0", "ep1", "ep2", "ep3"]
+
+
+def test_save_then_load_gives_equal_dataframes(tmp_path: Path) -> None:
+    """A saved run loads back into DataFrames that `.equals()` the run's own, categorical
+    dtypes included (pandas reads Parquet dictionaries back with string categories)."""
+    result = cnsim.run("flows-16-exp", set={"duration_s": 0.003})
+    loaded = cnsim.Result.load(result.save(tmp_path / "run", plots=False))
+    for table in ("timeseries", "flows", "per_source", "per_port", "per_switch"):
+        ours, theirs = getattr(result, table), getattr(loaded, table)
+        assert ours.equals(theirs), table
+        assert list(ours.dtypes) == list(theirs.dtypes), table
+    assert loaded.timeseries["entity"].cat.categories.equals(
+        result.timeseries["entity"].cat.categories
+    )

@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from cnsim import plots
-from cnsim.plots import run as run_plots
 from cnsim.result import Result
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -34,7 +33,10 @@ def assert_png(path, width=960, height=540):
         ("rp_rate_bps", 5e6, (1e6, "Mb/s")),
         ("queue_bytes", 150e3, (1e3, "KB")),
         ("switch_memory_bytes", 4.8e7, (1e6, "MB")),
-        ("paused_frac", 1.0, (1.0, "fraction of interval")),
+        ("paused_frac", 1.0, (0.01, "%")),
+        ("fct_p99_s", 3e-4, (1e-6, "us")),
+        ("recovery_time_s", 0.07, (1e-3, "ms")),
+        ("duration_s", 9.0, (1.0, "s")),
         ("dropped_frames", 10, (1.0, "frames")),
         ("cp_messages", 10, (1.0, "messages")),
         ("cp_fb", -30, (1.0, "")),
@@ -124,10 +126,10 @@ def test_unusable_specs_warn_and_are_skipped(make_result, tmp_path):
 
 def test_all_zero_series_are_hidden_unless_asked_for(make_result, tmp_path):
     result = make_result()
-    table, omitted = run_plots._drop_all_zero(result.series("queue_bytes"), explicit=False)
+    table, omitted = plots.drop_all_zero(result.series("queue_bytes"), explicit=False)
     assert list(table.columns) == ["core->ep4"]
     assert omitted == 1
-    table, omitted = run_plots._drop_all_zero(result.series("queue_bytes"), explicit=True)
+    table, omitted = plots.drop_all_zero(result.series("queue_bytes"), explicit=True)
     assert omitted == 0
     assert table.shape[1] == 2
 

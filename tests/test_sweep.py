@@ -533,7 +533,7 @@ def _rendered(table) -> str:
 def test_terminal_table_names_list_values_and_cuts_long_ones(tmp_path):
     # A list-valued parameter is shown by its [sweep.names] name; without a name a long value
     # (a traffic list) is cut, never printed whole.
-    from cnsim import terminal
+    from cnsim import readout, terminal
 
     named = cnsim.sweep(
         tiny(
@@ -550,8 +550,8 @@ def test_terminal_table_names_list_values_and_cuts_long_ones(tmp_path):
     for shown in ("early", "late"):
         assert shown in text
     assert "[0.001" not in text
-    cut = terminal._value(named, "traffic", [{"kind": "bernoulli", "hosts": ["h1"] * 50}])
-    assert len(cut) == terminal.MAX_VALUE_CHARS
+    cut = readout.value_cell(named, "traffic", [{"kind": "bernoulli", "hosts": ["h1"] * 50}])
+    assert len(cut) == readout.MAX_VALUE_CHARS
     assert cut.endswith("...")
 
 

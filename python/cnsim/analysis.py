@@ -16,6 +16,7 @@ import functools
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +37,15 @@ KneeMethod = Literal["chord", "settle", "flat"]
 
 PS_DIGITS = 12  # the core's clock ticks in picoseconds; finer digits are float noise
 DEFAULT_HOLD_INTERVALS = 3
+# A steady or transient window with fewer probe samples than this is a warning, not a statistic
+# (a 30 ms run of dcqcn-incast leaves its steady window from 30 ms one probe). A scenario's
+# `[report].min_window_samples` would set it (proposed for the core's format).
+MIN_WINDOW_SAMPLES = 10
+FEW_SAMPLES = "too few samples"
+
+
+class FewSamplesWarning(UserWarning):
+    """A steady or transient window holds fewer probe samples than its statistics need."""
 
 
 @functools.cache
@@ -437,7 +447,44 @@ def compute_metrics(result: Result) -> dict[str, Any]:
             metrics.update(compute(result, spec, report))
         except (KeyError, ValueError) as exc:
             warnings.warn(f"[report].{key}: {exc}", stacklevel=2)
+    for message in few_sample_warnings(result):
+        warnings.warn(message, FewSamplesWarning, stacklevel=2)
     return {name: json_scalar(value) for name, value in metrics.items()}
+
+
+def few_sample_warnings(result: Result) -> list[str]:
+    """One message per [report.steady] or [report.transient] window whose statistics rest on
+    fewer than `[report].min_window_samples` (default `MIN_WINDOW_SAMPLES`) probe samples;
+    a window with none, or a transient with under 3, is already an error of its own."""
+    report = result.scenario.get("report", {})
+    minimum = int(report.get("min_window_samples", MIN_WINDOW_SAMPLES))
+    found = []
+    steady = report_table(result, "steady")
+    if steady is not None:
+        end = steady.get("end_s") or float(result.scenario.get("duration_s", math.inf))
+        window = [float(steady["start_s"]), float(end)]
+        with suppress(KeyError):  # a metric the run lacks: warned about already
+            queue = wide(result.timeseries, "queue_bytes", [steady["port"]])[steady["port"]]
+            found.append(("steady", window, len(in_window(queue, window).dropna()), 1))
+    transient = report_table(result, "transient")
+    if transient is not None:
+        lo, hi = transient.get("start_s"), transient.get("end_s")
+        window = [-math.inf if lo is None else lo, math.inf if hi is None else hi]
+        with suppress(KeyError):  # a metric the run lacks: warned about already
+            series = aggregate(result.timeseries, transient["metric"], _spec_entities(transient))
+            found.append(("transient", window, len(in_window(series, window).dropna()), 3))
+    return [
+        f"[report].{key}: {FEW_SAMPLES}: the window {_span(window)} holds {n} probe "
+        f"sample{'s' if n != 1 else ''} (fewer than {minimum}); its {key}_* metrics rest on them"
+        for key, window, n, floor in found
+        if floor <= n < minimum
+    ]
+
+
+def _span(window: Sequence[float]) -> str:
+    lo = "the start" if math.isinf(window[0]) else f"{window[0]:g} s"
+    hi = "the end" if math.isinf(window[1]) else f"{window[1]:g} s"
+    return f"{lo} - {hi}"
 
 
 def json_scalar(value: Any) -> Any:

@@ -135,13 +135,16 @@ def user_errors() -> Iterator[None]:
 
 
 @contextmanager
-def warnings_as_lines() -> Iterator[None]:
-    """Show library warnings (a skipped plot...) as one yellow line each, after the work."""
+def warnings_as_lines() -> Iterator[set[str]]:
+    """Show library warnings (a skipped plot...) as one yellow line each, after the work;
+    the messages the body adds to the set it is given are shown elsewhere (the run's table)."""
+    shown_elsewhere: set[str] = set()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        yield
+        yield shown_elsewhere
     for warning in caught:
-        print_line(f"warning: {warning.message}", "yellow")
+        if str(warning.message) not in shown_elsewhere:
+            print_line(f"warning: {warning.message}", "yellow")
 
 
 def default_out_dir(result: Result) -> Path:
@@ -173,11 +176,13 @@ def run(
     """Run a scenario and write scenario.toml, summary.json, timeseries.parquet, plots/."""
     from cnsim import outputs
 
-    with user_errors(), warnings_as_lines():
+    with user_errors(), warnings_as_lines() as in_table:
         if out is not None:  # a directory cnsim must not write into fails before the run
             outputs.check_out_dir(out)
         try:
             result = api.run(scenario, seed=seed, set=overrides, progress=not quiet)
+            if not quiet:  # the run's table shows its analysis warnings, in red
+                in_table.update(result.warnings)
             out_dir = Path(out) if out is not None else default_out_dir(result)
             result.save(out_dir, plots=not no_plots)
         except KeyboardInterrupt:
@@ -278,6 +283,53 @@ def failures_line(study: sweeps.SweepResult) -> str:
         f"error: {len(study.failed)} of {len(study.runs)} runs failed; "
         f"run {first['key']}: {first['error']}"
     )
+
+
+@app.command()
+def report(
+    directory: Annotated[
+        str, typer.Argument(metavar="DIR", help="A run's or a sweep's output directory.")
+    ],
+    out: Annotated[
+        str | None, typer.Option("--out", "-o", help="HTML file (default: DIR/report.html).")
+    ] = None,
+    html: Annotated[
+        bool, typer.Option("--html", help="Write one self-contained HTML file instead.")
+    ] = False,
+) -> None:
+    """Show a saved run's or sweep's tables again, or (--html) write them with the figures,
+    the flow statistics and the resolved scenario into one HTML file that opens offline."""
+    with user_errors(), warnings_as_lines():
+        if html:
+            from cnsim.report_html import write_report
+
+            written = write_report(directory, out)
+            console().print(f"report written to {written}")
+            return
+        if out is not None:
+            raise typer.BadParameter(
+                "--out names the HTML file: give --html too", param_hint="--out"
+            )
+        _print_saved(Path(directory))
+
+
+def _print_saved(folder: Path) -> None:
+    """The tables `cnsim run` or `cnsim sweep` printed, from the saved directory."""
+    from cnsim import terminal
+    from cnsim.sweeps.store import TABLE_FILE
+
+    if (folder / TABLE_FILE).is_file():
+        from cnsim.sweeps.result import SweepResult
+
+        console().print(terminal.sweep_table(SweepResult.load(folder)))
+        return
+    from cnsim.result import Result
+
+    result = Result.load(folder)  # OSError naming summary.json when it is no run directory
+    console().print(terminal.summary_table(result, folder))
+    window = terminal.window_table(result.summary)
+    if window is not None:
+        console().print(window)
 
 
 @app.command()

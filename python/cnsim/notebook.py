@@ -1,11 +1,12 @@
 """Rich display in Jupyter: what `Result` and `SweepResult` show when they end a cell.
 
-A result shows its headline numbers (simulated and wall time, frame accounting, control frames,
-metrics), the per-source and per-port tables and its figures inline; a sweep shows its runs and
-the per-point statistics, with its figures when `plot()` has drawn them. Everything is one
-self-contained HTML string (figures as base64 PNG), so a saved notebook keeps them. Progress
-while a run or sweep works is the shared progress bar's (`terminal.progress_bar`), which draws
-in the cell here.
+A result shows what `cnsim run` prints (the lines of `readout`, the one formatter the terminal
+uses too: headline numbers first, then cost, frames, latency, control frames, PFC, flows,
+metrics, warnings), the window, per-source and per-port tables and its figures inline; a sweep
+shows the table `cnsim sweep` prints, with its figures when `plot()` has drawn them.
+Everything is one self-contained HTML string (figures as base64 PNG), so a saved notebook keeps
+them. Progress while a run or sweep works is the shared progress bar's
+(`terminal.progress_bar`), which draws in the cell here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from cnsim import readout
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,109 +30,101 @@ if TYPE_CHECKING:
 INLINE_DPI = 80
 PORT_COLUMNS = ["peak_queue_bytes", "mean_queue_bytes", "utilisation", "dropped_frames"]
 SOURCE_COLUMNS = ["offered_bps", "throughput_bps", "rx_throughput_bps", "dropped_frames"]
-MAX_TABLE_ROWS = 40
+ALERT_STYLE = "color:#c00;font-weight:bold"
+HEADLINE_STYLE = "color:#036;font-weight:bold"
 
 
 def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> str:
     """A figure as an <img> tag with the PNG inline."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f'<img src="data:image/png;base64,{data}" style="max-width:100%"/>'
+    return png_img(buffer.getvalue())
 
 
-def _rows(pairs: Iterable[tuple[str, str]]) -> str:
-    return "".join(
-        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-        f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
-        for k, v in pairs
-    )
+def png_img(data: bytes, alt: str = "") -> str:
+    """PNG bytes as an <img> tag holding them (base64), so the page needs no other file."""
+    encoded = base64.b64encode(data).decode("ascii")
+    alt_text = html.escape(alt, quote=True)
+    return f'<img src="data:image/png;base64,{encoded}" alt="{alt_text}" style="max-width:100%"/>'
 
 
-def _number(value: Any) -> str:
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def headline(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The numbers a reader wants first, as (label, text) pairs."""
-    frames = summary.get("frames", {})
-    dropped = {k: v for k, v in frames.get("dropped", {}).items() if k != "total" and v}
-    where = ", ".join(f"{place} {n:,}" for place, n in dropped.items())
-    control = summary.get("control_frames", {})
-    kinds = {k: v for k, v in control.items() if k not in ("bytes", "bandwidth_bps") and v}
-    rows = [
-        ("simulated", f"{_number(summary.get('sim_time_s'))} s"),
-        ("wall time", f"{_number(summary.get('wall_time_s'))} s"),
-        ("events", _number(summary.get("events"))),
-        ("frames generated", _number(frames.get("generated"))),
-        ("frames delivered", _number(frames.get("delivered"))),
-        (
-            "frames dropped",
-            _number(frames.get("dropped", {}).get("total")) + (f" ({where})" if where else ""),
-        ),
-        ("frames in flight", _number(frames.get("in_flight"))),
-    ]
-    if kinds:
-        text = ", ".join(f"{k} {v:,}" for k, v in kinds.items())
-        rows.append(
-            ("control frames", f"{text} ({control.get('bandwidth_bps', 0) / 1e3:.4g} kb/s)")
+def lines_html(lines: Iterable[readout.Line]) -> str:
+    """A run's lines (`readout.run_lines`) as a two-column table, faults in red."""
+    rows = ""
+    for line in lines:
+        style = "text-align:left"
+        style += ";" + ALERT_STYLE if line.alert else ";" + HEADLINE_STYLE if line.headline else ""
+        rows += (
+            f"<tr><th style='text-align:left'>{html.escape(line.label)}</th>"
+            f"<td style='{style}'>{html.escape(line.text)}</td></tr>"
         )
-    rows += [(name, _number(value)) for name, value in summary.get("metrics", {}).items()]
-    return rows
+    return f"<table>{rows}</table>"
 
 
-def _frame_html(frame: pd.DataFrame, columns: list[str], title: str) -> str:
-    if frame.empty:
+def table_html(table: readout.TextTable | None, heading: str = "h5") -> str:
+    """A `readout.TextTable` as HTML: its title as a heading, labels left, numbers right, faults
+    in red, its caption below."""
+    if table is None:
         return ""
-    shown = frame[[c for c in columns if c in frame.columns]]
-    more = len(shown) - MAX_TABLE_ROWS
-    table = shown.head(MAX_TABLE_ROWS).to_html(float_format=lambda v: f"{v:.4g}", border=0)
-    note = f"<p>... {more} more rows</p>" if more > 0 else ""
-    return f"<h5>{html.escape(title)}</h5>{table}{note}"
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    body = ""
+    for row in table.rows:
+        cells = ""
+        for column, cell in zip(table.columns, row, strict=True):
+            style = "text-align:left" if column in table.left else "text-align:right"
+            if cell.alert:
+                style += ";" + ALERT_STYLE
+            cells += f"<td style='{style}'>{html.escape(cell.text)}</td>"
+        body += f"<tr>{cells}</tr>"
+    caption = f"<p><small>{html.escape(table.caption)}</small></p>" if table.caption else ""
+    title = f"<{heading}>{html.escape(table.title)}</{heading}>" if table.title else ""
+    return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{caption}"
+
+
+def run_tables(summary: Mapping[str, Any]) -> list[readout.TextTable]:
+    """The tables a run shows below its lines: the report window's per-source table, then the
+    whole run per source and per switch port (natural order, units as the terminal's)."""
+    tables = [
+        readout.window_table(summary),
+        readout.summary_rows_table(
+            summary.get("per_source"), SOURCE_COLUMNS, "per source, whole run", "host"
+        ),
+        readout.summary_rows_table(
+            summary.get("per_port"), PORT_COLUMNS, "per switch port, whole run", "port"
+        ),
+    ]
+    return [t for t in tables if t is not None]
 
 
 def result_html(result: Result) -> str:
-    """The notebook display of one run."""
+    """The notebook display of one run: everything `cnsim run` prints (the same lines, the
+    same formatter), the per-source and per-port tables, and the run's figures."""
     summary = result.summary
     title = f"cnsim: {result.name} (seed {summary.get('seed')})"
-    parts = [
-        f"<h4>{html.escape(title)}</h4>",
-        f"<table>{_rows(headline(summary))}</table>",
-        _frame_html(result.per_source, SOURCE_COLUMNS, "per source (bit/s, frames)"),
-        _frame_html(result.per_port, PORT_COLUMNS, "per switch port (bytes, frames)"),
-    ]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        for name in result.figure_names:
-            try:
-                fig = result.figure(name)
-            except KeyError:
-                continue
-            parts.append(f"<div><b>{html.escape(name)}</b><br/>{figure_png(fig)}</div>")
+    parts = [f"<h4>{html.escape(title)}</h4>", lines_html(readout.run_lines(result))]
+    parts += [table_html(table) for table in run_tables(summary)]
+    parts += [f"<div><b>{html.escape(n)}</b><br/>{img}</div>" for n, img in figure_imgs(result)]
     return "\n".join(part for part in parts if part)
 
 
+def figure_imgs(result: Result, dpi: int = INLINE_DPI) -> list[tuple[str, str]]:
+    """(name, <img> tag) of every figure the run can draw (a figure that cannot be drawn is
+    left out; its warning is the saved run's to give)."""
+    from cnsim.plots import drawable
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return [(name, figure_png(fig, dpi)) for name, fig in drawable(result)]
+
+
 def sweep_html(study: SweepResult) -> str:
-    """The notebook display of a sweep: runs, per-point statistics, figures already drawn."""
-    total, ok = len(study.runs), len(study.ok)
-    title = f"cnsim sweep: {study.spec.name} ({ok}/{total} runs ok)"
-    stats = study.aggregate()
-    parts = [
-        f"<h4>{html.escape(title)}</h4>",
-        f"<p>{html.escape(str(study.out_dir))}/ runs.parquet, sweep.toml, runs/&lt;key&gt;/</p>",
-        _frame_html(stats.set_index("point"), list(stats.columns), "per point"),
-    ]
+    """The notebook display of a sweep: the table `cnsim sweep` prints (the same formatter)
+    and the figures already drawn."""
+    table = readout.sweep_table(study)
+    parts = [f"<h4>{html.escape(table.title)}</h4>", table_html(table._replace(title=""))]
     for png in sorted((study.out_dir / "plots").glob("*.png")):
-        data = base64.b64encode(png.read_bytes()).decode("ascii")
         parts.append(
-            f"<div><b>{html.escape(png.stem)}</b><br/>"
-            f'<img src="data:image/png;base64,{data}" style="max-width:100%"/></div>'
+            f"<div><b>{html.escape(png.stem)}</b><br/>{png_img(png.read_bytes(), png.stem)}</div>"
         )
     return "\n".join(part for part in parts if part)
 

@@ -30,8 +30,17 @@ TIMESERIES_FILE = "timeseries.parquet"
 FLOWS_FILE = "flows.parquet"
 PLOTS_DIR = "plots"
 WINDOW_TABLE_FILE = "window_per_source.csv"
+REPORT_FILE = "report.html"  # `cnsim report DIR --html`: a run rewritten into DIR drops it
 RUN_FILES = frozenset(
-    {SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE, FLOWS_FILE, PLOTS_DIR, WINDOW_TABLE_FILE}
+    {
+        SCENARIO_FILE,
+        SUMMARY_FILE,
+        TIMESERIES_FILE,
+        FLOWS_FILE,
+        PLOTS_DIR,
+        WINDOW_TABLE_FILE,
+        REPORT_FILE,
+    }
 )
 TEMP_SUFFIX = ".tmp"
 OLD_SUFFIX = ".old"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -81,8 +82,16 @@ class Result:
         else:
             self._flows = flows if flows is not None else flows_frame(None, [])
         self.summary.setdefault("metrics", {})
+        # What the analysis warned about (a skipped spec, a window of too few samples): shown
+        # with the run's lines (terminal, notebook) as well as raised as Python warnings.
+        self.warnings: list[str] = []
         if add_metrics:
-            computed = analysis.compute_metrics(self)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                computed = analysis.compute_metrics(self)
+            self.warnings = [str(w.message) for w in caught]
+            for w in caught:  # to the caller's filters, as if never caught
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             for name, value in computed.items():
                 # The core's own metrics win: one definition per name.
                 self.summary["metrics"].setdefault(name, value)
@@ -108,10 +117,12 @@ class Result:
         run_dir = Path(run_dir)
         summary = json.loads((run_dir / "summary.json").read_text())
         scenario_toml = (run_dir / "scenario.toml").read_text()
-        timeseries = pd.read_parquet(run_dir / "timeseries.parquet")
+        timeseries = _as_built(pd.read_parquet(run_dir / "timeseries.parquet"))
         flows_file = run_dir / "flows.parquet"
-        flows = pd.read_parquet(flows_file) if flows_file.exists() else None
-        return cls(summary, scenario_toml, timeseries, flows=flows, add_metrics=False)
+        flows = _as_built(pd.read_parquet(flows_file)) if flows_file.exists() else None
+        loaded = cls(summary, scenario_toml, timeseries, flows=flows, add_metrics=False)
+        loaded.warnings = analysis.few_sample_warnings(loaded)  # the summary cannot hold them
+        return loaded
 
     @property
     def timeseries(self) -> pd.DataFrame:
@@ -246,6 +257,20 @@ def _table(rows: Any, index_name: str) -> pd.DataFrame:
         return pd.DataFrame(index=pd.Index([], name=index_name, dtype=object))
     frame = pd.DataFrame.from_dict(dict(rows), orient="index")
     frame.index.name = index_name
+    return frame
+
+
+def _as_built(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table read from Parquet with its categoricals as a run builds them (categories of
+    object dtype; pandas reads them back as its string dtype), so that a loaded run's tables
+    `.equals()` the ones the run had."""
+    import pandas as pd
+
+    for column in frame.columns:
+        dtype = frame[column].dtype
+        if isinstance(dtype, pd.CategoricalDtype) and dtype.categories.dtype != object:
+            codes = frame[column].cat.codes.to_numpy()
+            frame[column] = _categorical(codes, [str(c) for c in dtype.categories])
     return frame
 
 

@@ -1,5 +1,5 @@
-"""What cnsim shows while and after it works: the one progress bar, and the tables of a run and
-of a sweep.
+"""What cnsim shows while and after it works: the one progress bar, and the lines and tables of
+a run and of a sweep (`readout`'s, drawn with rich).
 
 The progress bar is the same for `cnsim run`, `cnsim.run(..., progress=True)`, sweeps and
 notebooks: a run reports the simulated fraction done, a sweep counts finished runs. It is drawn
@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 from rich.progress import (
@@ -36,22 +36,24 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from cnsim.outputs import (
-    FLOWS_FILE,
-    PLOTS_DIR,
-    SCENARIO_FILE,
-    SUMMARY_FILE,
-    TIMESERIES_FILE,
-    window_rows,
-)
+from cnsim import readout
+from cnsim.readout import Line, summary_lines
 
 if TYPE_CHECKING:
     from cnsim.result import Result
     from cnsim.sweeps.result import SweepResult
 
-MAX_TABLE_ROWS = 40
-MAX_VALUE_CHARS = 40
-
+__all__ = [
+    "Line",
+    "ProgressBar",
+    "in_jupyter",
+    "progress_bar",
+    "rich_table",
+    "summary_lines",
+    "summary_table",
+    "sweep_table",
+    "window_table",
+]
 
 # ---------------------------------------------------------------- the progress bar
 
@@ -234,299 +236,46 @@ def _bar_html(title: str, fraction: float, elapsed_s: float, extra: str = "") ->
     )
 
 
-# ---------------------------------------------------------------- a run
-
-
-class Line(NamedTuple):
-    """One line of a run's summary: what it is, its value as text, and whether it reports a
-    fault (drawn in red)."""
-
-    label: str
-    text: str
-    alert: bool = False
+# ---------------------------------------------------------------- a run and a sweep
+# The lines and tables are `readout`'s (shared with the notebook and the HTML report); here
+# they are drawn with rich.
 
 
 def summary_table(result: Result, out_dir: Path | None = None) -> Table:
-    """Short run summary: cost, frame accounting by place, control frames, metrics, outputs."""
+    """A run's lines (`readout.run_lines`) as a two-column table, faults in red."""
     s = result.summary
     table = Table(title=f"cnsim: {result.name} (seed {s.get('seed')})", show_header=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    for line in summary_lines(s, out_dir):
+    for line in readout.run_lines(result, out_dir):
         # Text, not markup: entity names and values may hold brackets.
-        table.add_row(line.label, Text(line.text, style="bold red" if line.alert else ""))
+        style = "bold red" if line.alert else "bold cyan" if line.headline else ""
+        table.add_row(
+            Text(line.label, style="cyan" if line.headline else ""), Text(line.text, style=style)
+        )
     return table
 
 
-def summary_lines(s: Mapping[str, Any], out_dir: Path | None = None) -> list[Line]:
-    """The lines of `summary_table`, as plain text (the table's rows, without rich)."""
-    lines = _cost_lines(s) + _frame_lines(s) + _control_lines(s) + _pfc_lines(s) + _flow_lines(s)
-    lines += _metric_lines(s.get("metrics", {}))
-    if out_dir is not None:
-        lines.append(Line("outputs", _outputs_text(out_dir)))
-    return lines
-
-
-def _cost_lines(s: Mapping[str, Any]) -> list[Line]:
-    return [
-        Line("simulated", f"{_num(s.get('sim_time_s'))} s"),
-        Line("wall time", f"{_num(s.get('wall_time_s'))} s"),
-        Line("events", f"{_count(s.get('events'))} ({_rate(s.get('events_per_s'))} events/s)"),
-    ]
-
-
-def _frame_lines(s: Mapping[str, Any]) -> list[Line]:
-    frames = s.get("frames", {})
-    dropped = dict(frames.get("dropped", {}))
-    total = dropped.pop("total", sum(v for v in dropped.values() if isinstance(v, int | float)))
-    places = ", ".join(f"{k} {_count(v)}" for k, v in dropped.items() if v)
-    lines = [
-        Line("frames generated", _count(frames.get("generated"))),
-        Line("frames delivered", _count(frames.get("delivered"))),
-        Line("frames dropped", _count(total) + (f" ({places})" if places else "")),
-        Line("frames in flight", _count(frames.get("in_flight"))),
-    ]
-    if frames.get("conserved") is False:  # the core's own check failed: say so loudly
-        broken = "VIOLATED: generated != delivered + dropped + in flight"
-        lines.append(Line("conservation", broken, alert=True))
-    latency = s.get("latency_s")
-    if isinstance(latency, Mapping) and latency:
-        text = f"mean {_num(latency.get('mean'))} s, max {_num(latency.get('max'))} s"
-        lines.append(Line("latency", text))
-    return lines
-
-
-def _control_lines(s: Mapping[str, Any]) -> list[Line]:
-    control = dict(s.get("control_frames", {}))
-    bandwidth = control.pop("bandwidth_bps", None)
-    control.pop("bytes", None)
-    kinds = ", ".join(f"{k} {_count(v)}" for k, v in control.items() if v) or "none"
-    if isinstance(bandwidth, int | float) and bandwidth:
-        kinds += f" ({_rate(bandwidth)}b/s)"
-    return [Line("control frames", kinds)]
-
-
-def _pfc_lines(s: Mapping[str, Any]) -> list[Line]:
-    """One line per PFC class: why it fired or not (the core words it)."""
-    pfc = s.get("pfc")
-    if not isinstance(pfc, Mapping):
-        return []
-    classes = pfc.get("classes", {})
-    return [Line(f"pfc class {c}", str(v.get("why", ""))) for c, v in classes.items()]
-
-
-def _flow_lines(s: Mapping[str, Any]) -> list[Line]:
-    """Flows started/completed and FCT, with the realised size and load beside the asked."""
-    f = s.get("flows")
-    if not f:
-        return []
-    lines = [
-        Line("flows", f"{_count(f.get('completed'))} of {_count(f.get('started'))} completed"),
-        Line(
-            "flow completion",
-            f"mean {_seconds(f.get('fct_mean_s'))}, p50 {_seconds(f.get('fct_p50_s'))}, "
-            f"p99 {_seconds(f.get('fct_p99_s'))}; slowdown {_num(f.get('slowdown_mean'))}",
-        ),
-    ]
-    asked = f.get("requested_size_mean_bytes")
-    if asked is not None:
-        lines.append(
-            Line(
-                "flow workload",
-                f"mean size {_num(f.get('size_mean_bytes'))} B (asked {_num(asked)}), "
-                f"load {_num(f.get('load'))} (asked {_num(f.get('requested_load'))})",
-            )
-        )
-    return lines
-
-
-def _metric_lines(metrics: Mapping[str, Any]) -> list[Line]:
-    lines = []
-    for name, value in metrics.items():
-        if isinstance(value, Mapping | list):
-            continue  # tables belong in summary.json, not in a one-line summary
-        lines.append(Line(name, "-" if value is None else _num(value)))
-    return lines
-
-
-def _outputs_text(out_dir: Path) -> str:
-    names = [SCENARIO_FILE, SUMMARY_FILE, TIMESERIES_FILE]
-    if (out_dir / FLOWS_FILE).exists():
-        names.append(FLOWS_FILE)
-    n_plots = len(list((out_dir / PLOTS_DIR).glob("*.png")))
-    if n_plots:
-        names.append(f"{PLOTS_DIR}/ ({n_plots} PNG)")
-    return f"{out_dir}/  " + ", ".join(names)
+def rich_table(text_table: readout.TextTable) -> Table:
+    """A `readout.TextTable` drawn by rich: labels left, numbers right, faults in red."""
+    table = Table(title=text_table.title)
+    for column in text_table.columns:
+        left = column in text_table.left
+        table.add_column(column, justify="left" if left else "right", overflow="fold")
+    for row in text_table.rows:
+        table.add_row(*[Text(c.text, style="bold red" if c.alert else "") for c in row])
+    if text_table.caption:
+        table.caption = text_table.caption
+    return table
 
 
 def window_table(summary: Mapping[str, Any]) -> Table | None:
     """The window table (window_per_source.csv) with the window's totals as a caption."""
-    rows = window_rows(summary)
-    if not rows:
-        return None
-    w = summary["window"]
-    title = f"window {w['start_s'] * 1e3:g}-{w['end_s'] * 1e3:g} ms, per source"
-    table = Table(title=title)
-    for column in ["source", "throughput (Gb/s)", "generated", "transmitted", "dropped at source"]:
-        table.add_column(column, justify="left" if column == "source" else "right")
-    for row in rows:
-        table.add_row(
-            str(row["source"]),
-            f"{row['throughput_gbps']:.2f}",
-            _count(row["frames_generated"]),
-            _count(row["frames_transmitted"]),
-            _count(row["frames_dropped_at_source"]),
-        )
-    table.caption = (
-        f"frames generated {_count(w.get('frames_generated'))}, "
-        f"received {_count(w.get('frames_received'))}; "
-        f"fairness index {_num(w.get('fairness_index'))}"
-    )
-    return table
-
-
-def _seconds(value: Any) -> str:
-    if value is None:
-        return "-"
-    return f"{value * 1e6:.1f} us" if value < 1e-3 else f"{value * 1e3:.3f} ms"
-
-
-def _num(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, int):
-        return _count(value)
-    return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}"
-
-
-def _count(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) else str(value)
-
-
-def _rate(value: Any) -> str:
-    if not isinstance(value, int | float):
-        return str(value)
-    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.3g}"
-
-
-# ---------------------------------------------------------------- a sweep
+    table = readout.window_table(summary)
+    return None if table is None else rich_table(table)
 
 
 def sweep_table(study: SweepResult) -> Table:
-    """Per point: the swept values, runs ok, and each metric's mean +- 95 % CI half-width.
-
-    A sweep with a [sweep.table] shows that table (the columns of DIR/table.csv, swept values
-    by their [sweep.names]); a transient study shows its transient table (`transient_table`).
-    """
-    if study.spec.transient is not None:
-        return transient_table(study)
-    if study.spec.table:
-        return _point_table(study)
-    stats = study.aggregate().set_index(["point", "metric"])
-    metrics = list(dict.fromkeys(stats.index.get_level_values("metric")))
-    table = Table(title=_title(study))
-    for header in (*study.parameters, "runs ok", *metrics):
-        table.add_column(header, overflow="fold")  # paths are long; wrap, never cut
-    params_of = {point.index: point.params for point in study.spec.points()}
-    for point, runs in study.runs.groupby("point", sort=True):
-        if cast(int, point) >= MAX_TABLE_ROWS:  # the point column holds ints
-            table.add_row(*["..."] * len(table.columns))
-            break
-        values = params_of[cast(int, point)]
-        params = [Text(_value(study, p, values.get(p))) for p in study.parameters]
-        n_ok = int((runs["status"] == "ok").sum())
-        cells = [Text(_mean_ci(*stats.loc[(point, m), ["mean", "ci95"]])) for m in metrics]
-        table.add_row(*params, f"{n_ok}/{len(runs)}", *cells)
-    table.caption = f"{study.out_dir}/  runs.parquet, sweep.toml, runs/<key>/"
-    return table
-
-
-def _title(study: SweepResult) -> str:
-    title = f"cnsim sweep: {study.spec.name} ({len(study.ok)}/{len(study.runs)} runs ok"
-    return title + f"; {study.executed} run now, {study.reused} reused)"
-
-
-def _value(study: SweepResult, parameter: str, value: Any) -> str:
-    """A swept value as a cell: its [sweep.names] name, or the value cut to a readable length
-    (a list-valued parameter, such as a traffic list, would fill the screen)."""
-    text = str(study.spec.value_name(parameter, value))
-    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
-
-
-def _point_table(study: SweepResult) -> Table:
-    """The [sweep.table] as DIR/table.csv holds it: replication means per point, `n` runs."""
-    data = study.point_table()
-    shown = [c for c in data.columns if c != "point"]
-    table = Table(title=_title(study))
-    for column in shown:
-        table.add_column(column, justify="right", overflow="fold")
-    for i, (_, row) in enumerate(data.iterrows()):
-        if i >= MAX_TABLE_ROWS:
-            table.add_row(*["..."] * len(shown))
-            break
-        table.add_row(*[_table_number(row[c]) for c in shown])
-    table.caption = f"{study.out_dir}/  table.csv, runs.parquet, sweep.toml, runs/<key>/"
-    return table
-
-
-def _table_number(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, int):  # a swept value as given (memory sizes, counts)
-        return f"{value:,}"
-    if value != value:  # NaN: no finished run reported it
-        return "-"
-    return f"{value:.4g}"
-
-
-def _mean_ci(mean: float, ci: float) -> str:
-    if mean != mean:  # NaN: no finished run reported it
-        return "-"
-    return f"{mean:.4g}" if ci != ci else f"{mean:.4g} +- {ci:.2g}"
-
-
-def transient_table(study: SweepResult) -> Table:
-    """A transient study (seed 001): per point its label columns, the replications averaged,
-    the transient found on their mean (ms and RTTs), and any reference columns beside it.
-
-    Durations (columns ending in `_s`) are shown in ms, sizes (`_bytes`) in KB.
-    """
-    table_data = study.transient_table()
-    title = _title(study)
-    shown = [c for c in table_data.columns if c not in ("point", "transient_end_s", "method")]
-    table = Table(title=title)
-    for column in shown:
-        header = column
-        if column.endswith("_s"):
-            header = f"{column[:-2]} (ms)"
-        elif column.endswith("_bytes"):
-            header = f"{column[:-6]} (KB)"
-        table.add_column(header, justify="left" if column in ("case",) else "right")
-    for _, row in table_data.iterrows():
-        cells = [_cell(column, row[column]) for column in shown]
-        if row["settled"] is False:  # a lower bound: the series had not settled
-            for column in ("transient_s", "transient_rtt"):
-                cells[shown.index(column)] = ">= " + cells[shown.index(column)]
-        table.add_row(*cells)
-    method = table_data["method"].iloc[0] if len(table_data) else "-"
-    table.caption = (
-        f"initial data deletion on the replication mean, knee rule {method!r}; "
-        f"{study.out_dir}/transient.csv"
-    )
-    return table
-
-
-def _cell(column: str, value: object) -> str:
-    if column.endswith("_bytes") and isinstance(value, int | float) and value == value:
-        return f"{value / 1e3:g}"
-    if isinstance(value, float):
-        if value != value:  # NaN: not measured (no run finished, or no reference)
-            return "-"
-        if column.endswith("_s"):
-            ms = value * 1e3
-            return f"{ms:.0f}" if abs(ms) >= 100 else f"{ms:.3g}"
-        return f"{value:.4g}"
-    return str(value)
+    """A sweep's table (`readout.sweep_table`): its [sweep.table], its transient table, or per
+    point the swept values, runs ok and each metric's mean +- 95 % CI half-width."""
+    return rich_table(readout.sweep_table(study))

@@ -1,7 +1,10 @@
 """cnsim's figures, one module per subject, all drawn in one shared look:
 
 - `style`: size, resolution, axis names and units, legends, the provenance stamp, file names;
-- `run`: a run's figures ([[report.plots]] or a default set, drops), `figure`, `make_plots`;
+- `run`: a run's figures ([[report.plots]] or a default set, bars, drops), `figure`,
+  `make_plots`;
+- `timeseries`: one metric vs time (lines, or a band for many entities; reference lines; a
+  zoomed steady-state panel);
 - `flows`: a flow workload's FCT distribution and FCT and slowdown by size;
 - `sweep`: a sweep's per-point statistics and a transient study's figures (imported on use:
   it needs the sweep file's types).
@@ -15,21 +18,16 @@ from __future__ import annotations
 
 from cnsim.plots.run import (
     DROPS,
-    ENVELOPE_BINS,
-    ENVELOPE_MAX_POINTS,
     PLOT_KINDS,
-    RECOVERY_INSET_FRACTION,
-    STEP_METRICS,
     bar_values,
     default_specs,
-    envelope,
+    drawable,
     figure,
     figure_names,
     make_plots,
     plot_bar,
     plot_drops,
     plot_specs,
-    plot_timeseries,
     window_text,
 )
 from cnsim.plots.style import (
@@ -38,9 +36,20 @@ from cnsim.plots.style import (
     FIGSIZE,
     LEGEND_INSIDE_MAX,
     axis_label,
+    drop_all_zero,
     file_stem,
     time_unit,
     value_unit,
+)
+from cnsim.plots.timeseries import (
+    ENVELOPE_BINS,
+    ENVELOPE_MAX_POINTS,
+    MANY_ENTITIES,
+    RECOVERY_INSET_FRACTION,
+    STEP_METRICS,
+    ZOOM_RATIO,
+    envelope,
+    plot_timeseries,
 )
 
 __all__ = [
@@ -51,12 +60,16 @@ __all__ = [
     "ENVELOPE_MAX_POINTS",
     "FIGSIZE",
     "LEGEND_INSIDE_MAX",
+    "MANY_ENTITIES",
     "PLOT_KINDS",
     "RECOVERY_INSET_FRACTION",
     "STEP_METRICS",
+    "ZOOM_RATIO",
     "axis_label",
     "bar_values",
     "default_specs",
+    "drawable",
+    "drop_all_zero",
     "envelope",
     "figure",
     "figure_names",

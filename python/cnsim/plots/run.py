@@ -1,14 +1,14 @@
 """The figures of a run, as the seeds draw them: throughput, queues, rates vs time; bars.
 
-Driven by the resolved scenario's [[report.plots]] tables (one function per `kind`), with a
-default set when a scenario names none, plus the drops figure and the flow figures (`flows`).
-Drawn in the shared look of `style`.
+Driven by the resolved scenario's [[report.plots]] tables (one function per `kind`: the time
+series of `timeseries`, the bars here), with a default set when a scenario names none, plus the
+drops figure and the flow figures (`flows`). Drawn in the shared look of `style`.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from cnsim import analysis
 from cnsim.plots.flows import flow_figure, flow_figure_names
@@ -26,155 +25,31 @@ from cnsim.plots.style import (
     FIGSIZE,
     axis_label,
     bar_width,
+    drop_all_zero,
+    explain,
     file_stem,
     legend,
-    line_style,
     new_figure,
     stamp,
     time_unit,
     value_unit,
 )
+from cnsim.plots.timeseries import plot_timeseries
 
 if TYPE_CHECKING:
     from cnsim.result import Result
 
-# A line with more samples than this (about the axes width in pixels) is drawn as a min/max band
-# per time bin plus the bin mean:
-# 18,000 samples of an oscillating queue on ~900 pixels would otherwise be a solid block.
-ENVELOPE_MAX_POINTS = 1000
-ENVELOPE_BINS = 300
-# Levels that hold between changes (a limiter's rate, the CP's last Fb) are drawn as steps.
-STEP_METRICS = frozenset({"rp_rate_bps", "rp_target_bps", "rp_feedback", "cp_fb"})
-# The recovery gets a zoomed inset when it is shorter than this fraction of the time axis.
-RECOVERY_INSET_FRACTION = 0.05
+# Bars of the entities a headline number names (the PFC victim first).
+HEADLINE_COLOURS = ("tab:orange", "tab:purple", "tab:green")
 
 # ---------------------------------------------------------------- plot kinds
 
 
-def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
-    """Lines of one metric vs time: per entity, or their sum when `aggregate = "sum"`.
-
-    Piecewise-constant levels are steps; dense series are min/max bands around the bin mean;
-    a short recovery on a long axis gets a zoomed inset."""
-    metric = spec["metric"]
-    patterns = spec["entities"] or None
-    table, omitted = _drop_all_zero(result.series(metric, patterns), explicit=bool(patterns))
-    summed = spec["aggregate"] == "sum"
-    if summed:
-        label = f"total of {table.shape[1]}" if table.shape[1] > 1 else str(table.columns[0])
-        table = table.sum(axis=1, min_count=1).to_frame(label)
-    xlim = spec.get("xlim_s")
-    if xlim:  # a close-up: bin and scale what is shown, keeping one sample either side
-        times = table.index.to_numpy(dtype=float)
-        first = max(int(np.searchsorted(times, xlim[0])) - 1, 0)
-        last = int(np.searchsorted(times, xlim[1], side="right")) + 1
-        table = table.iloc[first:last]
-    times = table.index.to_numpy(dtype=float)
-    span = (xlim[1] - xlim[0]) if xlim else float(np.ptp(times)) if times.size else 0.0
-    t_scale, t_unit = time_unit(span)
-    v_scale, v_unit = value_unit(metric, float(np.nanmax(np.abs(table.to_numpy()), initial=0)))
-
-    fig, ax = new_figure()
-    dense = times.size > ENVELOPE_MAX_POINTS
-    for index, column in enumerate(table.columns):
-        values = table[column].to_numpy() / v_scale
-        _draw_line(ax, times * t_scale, values, metric, index, str(column), dense=dense)
-    if summed:
-        _mark_recovery(ax, result, metric, t_scale, table.iloc[:, 0] / v_scale)
-    ax.set_xlabel(f"time ({t_unit})")
-    ax.set_ylabel(axis_label(metric, v_unit))
-    default_title = AXIS_NAMES.get(metric, metric)
-    ax.set_title(spec["title"] or (f"Total {default_title}" if summed else default_title))
-    if xlim:
-        ax.set_xlim(xlim[0] * t_scale, xlim[1] * t_scale)
-    if np.nanmin(table.to_numpy(), initial=0) >= 0:
-        # From 0, with 5% headroom: a line at its maximum throughout (a link at 10 Gb/s) must
-        # not lie on the frame. (set_ylim(bottom=0) alone would freeze a tight autoscaled top.)
-        top = float(np.nanmax(table.to_numpy(), initial=0)) / v_scale
-        ax.set_ylim(0, top * 1.05 if top > 0 else None)
-    if metric.endswith(("_frames", "_messages")):  # counts: whole ticks, and 0..1 for "none"
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        if np.nanmax(table.to_numpy(), initial=0) == 0:
-            ax.set_ylim(0, 1)
-    notes = [f"{omitted} all-zero not shown"] if omitted else []
-    if dense:
-        notes.append("band: min-max per bin, line: mean")
-    legend(ax, table.shape[1], "; ".join(notes) or None)
-    return fig
-
-
-def _draw_line(
-    ax: Axes,
-    times: np.ndarray,
-    values: np.ndarray,
-    metric: str,
-    index: int,
-    label: str,
-    *,
-    dense: bool,
-) -> None:
-    style: dict[str, Any] = {"lw": 1.0, "ls": line_style(index), "label": label}
-    if dense:
-        t, low, high, mean = envelope(times, values, ENVELOPE_BINS)
-        (line,) = ax.plot(t, mean, **style)
-        ax.fill_between(t, low, high, color=line.get_color(), alpha=0.25, lw=0, step="mid")
-    elif metric in STEP_METRICS:
-        ax.step(times, values, where="post", **style)
-    else:
-        ax.plot(times, values, **style)
-
-
-def envelope(
-    times: np.ndarray, values: np.ndarray, bins: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per time bin of equal sample count: the bin's centre time, min, max and mean (NaN-aware),
-    so decimation keeps every peak and trough."""
-    edges = np.linspace(0, times.size, bins + 1).astype(int)
-    edges = np.unique(edges)
-    starts, stops = edges[:-1], edges[1:]
-    centre = np.array([times[a:b].mean() for a, b in zip(starts, stops, strict=True)])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN bin (limiter released)
-        low = np.array([np.nanmin(values[a:b]) for a, b in zip(starts, stops, strict=True)])
-        high = np.array([np.nanmax(values[a:b]) for a, b in zip(starts, stops, strict=True)])
-        mean = np.array([np.nanmean(values[a:b]) for a, b in zip(starts, stops, strict=True)])
-    return centre, low, high, mean
-
-
-def _mark_recovery(
-    ax: Axes, result: Result, metric: str, t_scale: float, aggregate: pd.Series
-) -> None:
-    """Shade the recovery interval on the aggregate it was measured on (seed 004's figure);
-    when it is a sliver of the axis, repeat it in a zoomed inset."""
-    spec = analysis.report_table(result, "recovery")
-    recovered_at = result.metrics.get("recovered_at_s")
-    if not spec or recovered_at is None or spec["metric"] != metric:
-        return
-    elapsed = result.metrics["recovery_time_s"]
-    after = spec["after_s"]
-    shade: dict[str, Any] = {"color": "tab:green", "alpha": 0.2}
-    label = f"recovery {elapsed * 1e3:.4g} ms"  # the seeds quote it in ms at any span
-    ax.axvspan(after * t_scale, recovered_at * t_scale, label=label, **shade)
-    times = aggregate.index.to_numpy(dtype=float)
-    span = float(np.ptp(times)) if times.size else 0.0
-    if span == 0 or (recovered_at - after) > RECOVERY_INSET_FRACTION * span:
-        return
-    pad = max(recovered_at - after, 4 * float(np.median(np.diff(times))))
-    lo, hi = after - pad, recovered_at + 2 * pad
-    inset = ax.inset_axes((0.6, 0.1, 0.37, 0.4))
-    window = (times >= lo) & (times <= hi)
-    inset.plot(times[window] * t_scale, aggregate.to_numpy()[window], lw=1.0, color="tab:blue")
-    inset.axvspan(after * t_scale, recovered_at * t_scale, **shade)
-    inset.set_xlim(lo * t_scale, hi * t_scale)
-    inset.set_title("recovery, zoomed", fontsize="x-small")
-    inset.tick_params(labelsize="x-small")
-    inset.xaxis.set_major_locator(MaxNLocator(4))
-    inset.grid(alpha=0.3)
-    ax.indicate_inset_zoom(inset, edgecolor="0.5")
-
-
 def plot_bar(result: Result, spec: Mapping[str, Any]) -> Figure:
-    """Bars per entity: a per-source/per-port summary field, or a time series' window mean."""
+    """Bars per entity: a per-source/per-port summary field, or a time series' window mean.
+
+    An entity a headline number names (`cnsim.headline`: the PFC victim) is marked, its bar in
+    another colour with its reference (a fair share) drawn on it."""
     metric = spec["metric"]
     values, per, where = bar_values(result, metric)
     chosen = analysis.select_entities(values, spec["entities"] or None)
@@ -186,16 +61,60 @@ def plot_bar(result: Result, spec: Mapping[str, Any]) -> Figure:
     fig, ax = new_figure()
     bars = ax.bar(chosen, heights / v_scale, color="tab:blue", width=bar_width(len(chosen)))
     ax.bar_label(bars, fmt="%.3g", fontsize="small", padding=2)
+    marked = _mark_headline_bars(ax, result, metric, chosen, bars, v_scale)
     ax.set_ylabel(axis_label(metric, v_unit))
     title = spec["title"] or f"{AXIS_NAMES.get(metric, metric).capitalize()} per {per}"
+    notes = [where]
+    if where.removeprefix("mean, ") in title:  # the title names the window already
+        notes = ["mean"] if where.startswith("mean, ") else []
     fairness = result.metrics.get("fairness_index")
-    if per == "source" and metric == "throughput_bps" and fairness is not None:
-        where += f", Jain fairness index {fairness:.3f}"  # seed 000 reads the bars by it
-    ax.set_title(f"{title}\n({where})", fontsize="medium")
-    ax.margins(y=0.12)
+    if metric in ("throughput_bps", "host_tx_bps") and fairness is not None:
+        notes.append(f"Jain fairness index {fairness:.3f}")  # seed 000 reads the bars by it
+    ax.set_title(f"{title}\n({', '.join(notes)})" if notes else title, fontsize="medium")
+    top = max([float(np.max(heights, initial=0)), *(r for _, r in marked)]) / v_scale
+    ax.set_ylim(0, top * 1.15 if top > 0 else None)
+    if marked:
+        ax.legend(fontsize="small", loc="best", framealpha=0.9)
     if len(chosen) > 8:
         ax.tick_params(axis="x", labelrotation=45)
+    explain(fig, metric)
     return fig
+
+
+def _mark_headline_bars(
+    ax: Axes, result: Result, metric: str, chosen: list[str], bars: Any, v_scale: float
+) -> list[tuple[str, float]]:
+    """Colour the bars of the entities a headline names (same unit) and draw each one's
+    reference across its bar; returns (entity, reference) of those marked."""
+    from cnsim import headline
+
+    unit = metric.rsplit("_", 1)[-1]
+    marked: list[tuple[str, float]] = []
+    named: set[str] = set()
+    for entry in headline.declared(result.scenario):
+        entity = entry.entity
+        if entity not in chosen or not entry.unit_name.endswith(f"_{unit}"):
+            continue
+        bar = bars[chosen.index(entity)]
+        bar.set_color(HEADLINE_COLOURS[len(marked) % len(HEADLINE_COLOURS)])
+        bar.set_label(entry.label)
+        reference = 0.0 if entry.reference is None else float(entry.reference)
+        if entry.reference is not None:
+            x0, width = bar.get_x(), bar.get_width()
+            # One legend entry per kind of reference ("_" labels stay out of the legend).
+            label = entry.reference_label if entry.reference_label not in named else "_"
+            named.add(entry.reference_label)
+            ax.hlines(
+                reference / v_scale,
+                x0 - 0.08 * width,
+                x0 + 1.08 * width,
+                colors="0.15",
+                linestyles="--",
+                lw=1.4,
+                label=label,
+            )
+        marked.append((entity, reference))
+    return marked
 
 
 def bar_values(result: Result, metric: str) -> tuple[dict[str, Any], str, str]:
@@ -262,7 +181,7 @@ def _drops_by_place(ax: Axes, dropped: Mapping[str, int], total: int) -> None:
 def _nonzero_drops_over_time(result: Result) -> pd.DataFrame | None:
     if "dropped_frames" not in result.metric_names:
         return None
-    table, _ = _drop_all_zero(result.series("dropped_frames"), explicit=False)
+    table, _ = drop_all_zero(result.series("dropped_frames"), explicit=False)
     return table if table.to_numpy().any() else None
 
 
@@ -352,23 +271,30 @@ def figure(result: Result, name: str) -> Figure:
     return fig
 
 
-def make_plots(result: Result, out_dir: str | Path) -> list[Path]:
-    """Draw the scenario's [[report.plots]] (or the default set) plus a drops plot if any.
-
-    A plot that cannot be drawn (a metric this run did not produce, an unknown kind) is
-    skipped with a warning: losing a figure must not lose the run's other outputs.
-    """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
+def drawable(result: Result) -> Iterator[tuple[str, Figure]]:
+    """Every figure of the run that can be drawn, by name; one that cannot (a metric this run
+    did not produce, an unknown kind) is skipped with a warning."""
     for name in figure_names(result):
-        path = out_dir / f"{file_stem(name)}.png"
         try:
             fig = figure(result, name)
         except KeyError as exc:
             warnings.warn(f"plot {name!r} skipped: {exc.args[0]}", stacklevel=2)
             continue
-        fig.savefig(path, dpi=DPI)
+        yield name, fig
+
+
+def make_plots(result: Result, out_dir: str | Path, *, dpi: int = DPI) -> list[Path]:
+    """Draw the scenario's [[report.plots]] (or the default set) plus a drops plot if any.
+
+    A plot that cannot be drawn is skipped with a warning (`drawable`): losing a figure must
+    not lose the run's other outputs.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, fig in drawable(result):
+        path = out_dir / f"{file_stem(name)}.png"
+        fig.savefig(path, dpi=dpi)
         written.append(path)
     return written
 
@@ -378,13 +304,3 @@ def make_plots(result: Result, out_dir: str | Path) -> list[Path]:
 
 def _ts(name: str, metric: str, title: str) -> dict[str, Any]:
     return {"name": name, "kind": "timeseries", "metric": metric, "title": title}
-
-
-def _drop_all_zero(table: pd.DataFrame, *, explicit: bool) -> tuple[pd.DataFrame, int]:
-    """Without explicit entities, hide series that never leave zero (idle ports clutter)."""
-    if explicit:
-        return table, 0
-    keep = table.columns[(table.fillna(0) != 0).any(axis=0)]
-    if len(keep) == 0:
-        return table, 0
-    return table[keep], table.shape[1] - len(keep)

@@ -9,10 +9,17 @@ no global state, no GUI backend, safe in threads and in a user's notebook sessio
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cnsim.references import Reference
 
 DPI = 120
 FIGSIZE = (8.0, 4.5)
@@ -29,7 +36,7 @@ AXIS_NAMES = {
     "rx_queue_bytes": "receive buffer",
     "nic_queue_bytes": "NIC transmit queues",
     "paused_frac": "time paused",
-    "pfc_paused_frac": "time paused (PFC class)",
+    "pfc_paused_frac": "class time paused by PFC",
     "class_queue_bytes": "class queue length",
     "dropped_frames": "dropped frames (cumulative)",
     "rp_rate_bps": "rate limiter rate",
@@ -43,6 +50,20 @@ AXIS_NAMES = {
     "utilisation": "utilisation",
 }
 
+# What a metric's words do not say by themselves, in one line under the figure.
+AXIS_NOTES = {
+    "host_offered_bps": "offered load: data the host's sources generated",
+    "host_tx_bps": "accepted throughput: data the host's NIC transmitted, i.e. what the network "
+    "accepted from it (offered load less what waits or is dropped at the source)",
+    "host_rx_bps": "delivered throughput: data delivered to the host's receiver",
+    "port_tx_bps": "egress throughput: data sent on the switch port",
+    "paused_frac": "time paused: share of each probe interval the port was held by PAUSE",
+    "pfc_paused_frac": "class time paused: share of each probe interval the class was held by "
+    "PFC from the peer",
+    "rp_rate_bps": "rate limiter rate: the current rate (CR) of each reaction point",
+}
+REFERENCE_COLOURS = ("0.25", "tab:brown", "tab:olive", "tab:cyan", "tab:pink")
+
 
 # ---------------------------------------------------------------- units and labels
 
@@ -54,7 +75,12 @@ def value_unit(metric: str, max_abs: float) -> tuple[float, str]:
     if metric.endswith("_bytes"):
         return (1e6, "MB") if max_abs >= 1e7 else (1e3, "KB")
     if metric.endswith("_frac"):
-        return 1.0, "fraction of interval"
+        return 0.01, "%"
+    if metric.endswith("_s"):
+        for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+            if max_abs >= scale:
+                return scale, unit
+        return (1e-9, "ns") if max_abs > 0 else (1.0, "s")
     if metric.endswith("_frames"):
         return 1.0, "frames"
     if metric.endswith("_messages"):
@@ -110,12 +136,70 @@ def legend(ax: Axes, n_lines: int, title: str | None) -> None:
     )
 
 
+STRIP_POINTS = 10.0  # height of one line of small type in the strip below the axes
+
+
 def stamp(fig: Figure, text: str) -> None:
     """Provenance (what ran, which seed) in small grey type in a strip reserved at the bottom."""
-    engine = fig.get_layout_engine()
-    if isinstance(engine, ConstrainedLayoutEngine):  # room for the stamp below the axes
-        engine.set(rect=(0.0, 0.03, 1.0, 0.97))
+    _reserve_bottom(fig, 1)
     fig.text(0.995, 0.005, text, ha="right", va="bottom", fontsize=7, color="0.5")
+
+
+def _reserve_bottom(fig: Figure, lines: int) -> float:
+    """Keep `lines` lines of small type free below the axes; returns one line's height as a
+    fraction of the figure."""
+    line = STRIP_POINTS / (fig.get_figheight() * 72.0)
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):  # room for the strip below the axes
+        bottom = max(engine.get()["rect"][1], lines * line)
+        engine.set(rect=(0.0, bottom, 1.0, 1.0 - bottom))
+    return line
+
+
+def explain(fig: Figure, metric: str, probe_interval_s: float | None = None) -> None:
+    """The metric's note (`AXIS_NOTES`) in small grey type at the bottom left, beside the
+    stamp; for a rate or share per probe interval, the interval too."""
+    note = AXIS_NOTES.get(metric)
+    if note is None:
+        return
+    if probe_interval_s and metric.endswith(("_bps", "_frac")):
+        scale, unit = value_unit("interval_s", float(probe_interval_s))
+        note += f" (per probe interval of {probe_interval_s / scale:g} {unit})"
+    line = _reserve_bottom(fig, 2)  # the note above the stamp's line
+    fig.text(0.005, line + 0.003, note, ha="left", va="bottom", fontsize=6.5, color="0.4")
+
+
+def reference_lines(
+    ax: Axes, refs: Sequence[Reference], t_scale: float, v_scale: float, t_end_s: float
+) -> None:
+    """Dashed reference lines (a threshold, a fair share), named in the legend (a label on the
+    line would sit on the data it is compared with); a reference that changes over time is
+    drawn as steps up to `t_end_s`."""
+    for index, ref in enumerate(refs):
+        style = {
+            "ls": "--",
+            "lw": 1.0,
+            "color": REFERENCE_COLOURS[index % len(REFERENCE_COLOURS)],
+            "zorder": 1.5,
+            "label": ref.label,
+        }
+        if ref.constant:
+            ax.axhline(ref.values[0] / v_scale, **style)  # type: ignore[arg-type]
+        else:
+            times = [t * t_scale for t in (*ref.times_s, t_end_s)]
+            values = [v / v_scale for v in (*ref.values, ref.values[-1])]
+            ax.step(times, values, where="post", **style)  # type: ignore[arg-type]
+
+
+def drop_all_zero(table: pd.DataFrame, *, explicit: bool) -> tuple[pd.DataFrame, int]:
+    """Without explicit entities, hide series that never leave zero (idle ports clutter);
+    returns the table shown and how many were hidden."""
+    if explicit:
+        return table, 0
+    keep = table.columns[(table.fillna(0) != 0).any(axis=0)]
+    if len(keep) == 0:
+        return table, 0
+    return table[keep], table.shape[1] - len(keep)
 
 
 def file_stem(name: str) -> str:

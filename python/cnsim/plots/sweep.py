@@ -20,7 +20,16 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from cnsim import analysis, api
-from cnsim.plots.style import AXIS_NAMES, DPI, FIGSIZE, file_stem, stamp, value_unit
+from cnsim.plots.style import (
+    AXIS_NAMES,
+    DPI,
+    FIGSIZE,
+    file_stem,
+    line_style,
+    stamp,
+    value_unit,
+)
+from cnsim.readout import value_text
 from cnsim.sweeps.paths import parse_path
 from cnsim.sweeps.spec import PlotSpec
 
@@ -30,22 +39,23 @@ if TYPE_CHECKING:
 ERROR_TEXT = {"ci95": "error bars: 95% confidence interval", "std": "error bars: +-1 std"}
 # Lines (one per combination of the other swept values) a legend may cover inside the axes.
 MAX_LINES_INSIDE = 4
+LEGEND_ROWS = 12  # rows of a legend beside the axes before it takes another column
 
 
-def make_sweep_plots(result: SweepResult, out_dir: Path) -> list[Path]:
+def make_sweep_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
     """Every [[sweep.plots]] figure (or one mean plot per numeric metric) as PNG files.
 
     A transient study draws its three figures (`transient_plots`) instead of the default ones.
     """
     paths = []
     if result.spec.transient is not None:
-        paths += transient_plots(result, out_dir)
+        paths += transient_plots(result, out_dir, dpi=dpi)
         specs = list(result.spec.plots)
     else:
         specs = list(result.spec.plots) or default_plots(result)
     for spec in specs:
         path = out_dir / f"{file_stem(spec.name or default_name(spec))}.png"
-        if plot_sweep(result, spec, path) is not None:
+        if plot_sweep(result, spec, path, dpi=dpi) is not None:
             paths.append(path)
     return paths
 
@@ -70,13 +80,28 @@ def default_name(spec: PlotSpec) -> str:
     return f"{spec.stat}_{leaf(spec.y)}_vs_{leaf(spec.x)}"
 
 
+def unit_key(path: str) -> str:
+    """The key of a path that carries its unit: the last one, or its parent when the last has
+    none ('latency_s.mean' is in seconds)."""
+    keys = parse_path(path)
+    if len(keys) > 1 and not keys[-1].endswith(UNIT_SUFFIXES) and keys[-2].endswith(UNIT_SUFFIXES):
+        return keys[-2]
+    return keys[-1]
+
+
 def leaf(path: str) -> str:
     """Last key of a dotted path: the name that carries the unit."""
     return parse_path(path)[-1]
 
 
-def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
-    """Draw one figure; warn and return None when the metric has no numbers."""
+def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path, *, dpi: int = DPI) -> Path | None:
+    """Draw one figure into `path`; warn and return None when the metric has no numbers."""
+    fig = sweep_figure(result, spec)
+    return None if fig is None else _save(fig, result, spec, path, dpi)
+
+
+def sweep_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
+    """One [[sweep.plots]] figure; a warning and None when the metric has no numbers."""
     table = _where(result, spec, result.aggregate([spec.y]))
     table, x_text, x_ticks = _numeric_x(result, spec, table)
     column = "std" if spec.stat == "std" else "mean"
@@ -84,19 +109,25 @@ def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
         needs = "two finished runs per point" if spec.stat == "std" else "a finished run"
         warnings.warn(f"sweep plot of {spec.y!r} skipped: it needs {needs}", stacklevel=2)
         return None
-    x_div, x_unit = _unit(spec.x, table[spec.x])
-    y_div, y_unit = value_unit(leaf(spec.y), float(table[column].abs().max()))
+    x_div, x_unit = labelled_unit(spec.xlabel, unit_key(spec.x)) or _unit(spec.x, table[spec.x])
+    y_div, y_unit = labelled_unit(spec.ylabel, unit_key(spec.y)) or value_unit(
+        unit_key(spec.y), float(table[column].abs().max())
+    )
     panels = _plot_panels(result, spec, table, column)
-    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * (0.8 * len(panels) if len(panels) > 1 else 1)))
+    others = _line_parameters(result, spec)
+    n_lines = table.groupby(others).ngroups if others else 1
+    # A legend beside the axes in columns of 12 widens the figure, not squeezes the axes.
+    columns = 1 + (n_lines - 1) // LEGEND_ROWS if n_lines > MAX_LINES_INSIDE else 0
+    height = FIGSIZE[1] * (0.8 * len(panels) if len(panels) > 1 else 1)
+    fig = Figure(figsize=(FIGSIZE[0] + 1.6 * columns, height))
     fig.set_layout_engine("constrained")
     axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
-    others = _line_parameters(result, spec)
     for ax, (panel_title, rows) in zip(axes, panels, strict=True):
         ax.grid(alpha=0.3)
         groups = rows.groupby(others, sort=False) if others else [((), rows)]
-        for label, group in groups:
+        for index, (label, group) in enumerate(groups):
             text = _label(result, others, label)
-            _draw_line(ax, spec, group, column, (x_div, y_div), text)
+            _draw_line(ax, spec, group, column, (x_div, y_div), text, index)
         ax.set_xlabel(spec.xlabel or x_text or _axis_text(spec.x, x_unit))
         if x_ticks is not None:
             ax.set_xticks(range(len(x_ticks)), x_ticks)
@@ -104,19 +135,27 @@ def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path) -> Path | None:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(spec.ylabel or _y_text(spec, y_unit))
         ax.set_yscale(spec.yscale)
+        if spec.yscale == "linear" and _never_negative(spec.y) and ax.get_ylim()[0] < 0:
+            ax.set_ylim(bottom=0)  # an error bar below 0 of a rate, size, time or count
         if panel_title:
             ax.set_title(panel_title, fontsize="medium")
-        if others and len(ax.get_lines()) > MAX_LINES_INSIDE:
+        if others and columns:
             # Many lines: a legend inside would hide some of them.
-            ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+            ax.legend(
+                fontsize="x-small",
+                loc="center left",
+                bbox_to_anchor=(1.01, 0.5),
+                ncols=columns,
+            )
         elif others:
             ax.legend(fontsize="x-small")
-    title = spec.title or f"{_y_text(spec, '')} vs {leaf(spec.x)}"
+    y_words = _y_text(spec, "")
+    title = spec.title or f"{y_words[:1].upper()}{y_words[1:]} vs {x_text or path_words(spec.x)}"
     if len(panels) > 1 or panels[0][0]:
         fig.suptitle(title)
     else:
         axes[0].set_title(title)
-    return _save(fig, result, spec, path)
+    return fig
 
 
 def _where(result: SweepResult, spec: PlotSpec, table: pd.DataFrame) -> pd.DataFrame:
@@ -133,23 +172,58 @@ def _where(result: SweepResult, spec: PlotSpec, table: pd.DataFrame) -> pd.DataF
 def _numeric_x(
     result: SweepResult, spec: PlotSpec, table: pd.DataFrame
 ) -> tuple[pd.DataFrame, str | None, list[str] | None]:
-    """A list- or table-valued x (a traffic entry's host list) made plottable: its
-    [sweep.names] when they are all numbers, else its names as ticks in the sweep's order,
-    else the list's length ("number of hosts"). Returns the table, an axis text and ticks."""
+    """An x that is not a number made plottable: its [sweep.names] when they are all numbers,
+    else its names (or a string or bool value itself) as ticks in the sweep's order, else, for
+    a list (a traffic entry's host list), the list's length ("number of hosts"). Returns the
+    table, an axis text and ticks."""
     values = result.spec.grid.get(spec.x) or result.spec.zip.get(spec.x) or []
-    if all(isinstance(v, int | float | str | bool) for v in values):
+    if all(_is_number(v) for v in values):
         return table, None, None
     index = [values.index(_value_of(result, spec.x, cell)) for cell in table[spec.x]]
     names = result.spec.names.get(spec.x)
     if names is not None:
         numbers = [n for n in map(_as_number, names) if n is not None]
         if len(numbers) == len(names):
-            return table.assign(**{spec.x: [numbers[i] for i in index]}), leaf(spec.x), None
-        return table.assign(**{spec.x: index}), leaf(spec.x), [str(n) for n in names]
+            return table.assign(**{spec.x: [numbers[i] for i in index]}), None, None
+        return table.assign(**{spec.x: index}), None, [str(n) for n in names]
     if all(isinstance(v, list) for v in values):
         lengths = [len(values[i]) for i in index]
-        return table.assign(**{spec.x: lengths}), f"number of {leaf(spec.x)}", None
-    return table.assign(**{spec.x: index}), leaf(spec.x), [f"#{i}" for i in range(len(values))]
+        return table.assign(**{spec.x: lengths}), f"number of {key_words(leaf(spec.x))}", None
+    ticks = [str(v) if isinstance(v, str | bool) else f"#{i}" for i, v in enumerate(values)]
+    return table.assign(**{spec.x: index}), None, ticks
+
+
+# Units a custom axis label may name in its final parentheses, by the suffix they fit.
+LABEL_UNITS = {
+    "_bps": {"Tb/s": 1e12, "Gb/s": 1e9, "Mb/s": 1e6, "kb/s": 1e3, "b/s": 1.0},
+    "_bytes": {"GB": 1e9, "MB": 1e6, "KB": 1e3, "B": 1.0},
+    "_s": {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9},
+}
+
+
+def labelled_unit(label: str | None, key: str) -> tuple[float, str] | None:
+    """The unit a custom label names ("mean FCT (s)"), when it fits the key's: the author's
+    label is then true of the numbers, whatever unit their magnitude would choose."""
+    if not label or not label.endswith(")") or "(" not in label:
+        return None
+    named = label[label.rindex("(") + 1 : -1].strip()
+    for suffix, units in LABEL_UNITS.items():
+        if key.endswith(suffix) and named in units:
+            return units[named], named
+    return None
+
+
+def _never_negative(path: str) -> bool:
+    """Rates, sizes, times, counts of frames and flows, fairness: no value below 0."""
+    return (
+        unit_key(path).endswith(("_bps", "_bytes", "_s"))
+        or path.startswith(("frames.", "flows.", "control_frames."))
+        or leaf(path).endswith("fairness_index")
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _all_whole(values: pd.Series) -> bool:
@@ -196,7 +270,7 @@ def _plot_panels(
     for value, rows in table.groupby(spec.panel, sort=False):
         if rows[column].notna().any():
             name = result.spec.value_name(spec.panel, _value_of(result, spec.panel, value))
-            panels.append((f"{leaf(spec.panel)} = {name}", rows))
+            panels.append((f"{path_words(spec.panel)} = {name}", rows))
     return panels or [("", table)]
 
 
@@ -207,6 +281,7 @@ def _draw_line(
     column: str,
     scale: tuple[float, float],
     label: str | None,
+    index: int = 0,
 ) -> None:
     """One line of markers with error bars; `scale` divides x and y into their units."""
     x_div, y_div = scale
@@ -217,55 +292,150 @@ def _draw_line(
     err = None
     if spec.stat == "mean" and spec.error != "none":
         err = group[spec.error].to_numpy(dtype=float) / y_div
-    ax.errorbar(x, y, yerr=err, marker="o", capsize=4, label=label)
+    # Past the colour cycle's ten colours, lines differ by dash and marker too.
+    marker = ("o", "s", "^", "D")[index // 10 % 4]
+    ax.errorbar(x, y, yerr=err, marker=marker, ls=line_style(index), capsize=4, label=label)
 
 
 def _unit(param: str, values: pd.Series) -> tuple[float, str]:
     if not pd.api.types.is_numeric_dtype(values):
         return 1.0, ""
-    return value_unit(leaf(param), float(values.abs().max()))
+    return value_unit(unit_key(param), float(values.abs().max()))
+
+
+# Words for summary keys and metrics a sweep collects (the run figures' AXIS_NAMES cover the
+# probe metrics); anything else is its key with the unit suffix dropped and spaces for "_".
+PATH_WORDS = {
+    "steady_queue_mean_bytes": "steady-state queue, mean",
+    "steady_queue_std_bytes": "steady-state queue, std",
+    "steady_rate_mean_bps": "steady-state rate, mean",
+    "steady_rate_cv": "rate CV (std / mean)",
+    "steady_throughput_bps": "steady-state throughput",
+    "steady_fairness_index": "steady-state fairness index",
+    "steady_n_flows": "flows at the fixed point",
+    "fairness_index": "Jain's fairness index",
+    "transient_duration_s": "transient duration",
+    "recovery_time_s": "recovery time",
+    "rx_throughput_bps": "received throughput",
+    "fct_mean_s": "mean FCT",
+    "fct_p50_s": "median FCT",
+    "fct_p99_s": "99th-percentile FCT",
+    "slowdown_mean": "mean slowdown",
+    "delivered": "frames delivered",
+    "generated": "frames generated",
+    "in_flight": "frames in flight",
+    "interval_bytes": "sampling interval",
+    "mark_on": "ECN marking at",
+    "load": "offered load",
+}
+UNIT_SUFFIXES = ("_bps", "_bytes", "_s", "_frames", "_frac")
+# Summary tables whose next key names an entity ("per_port.core->ep4.peak_queue_bytes").
+ENTITY_TABLES = {"per_port": "at", "per_source": "of", "per_switch": "of", "classes": "class"}
+
+
+def key_words(key: str) -> str:
+    """A key in words: 'peak_queue_bytes' -> 'peak queue'."""
+    if key in PATH_WORDS:
+        return PATH_WORDS[key]
+    if key in AXIS_NAMES:
+        return AXIS_NAMES[key]
+    for suffix in UNIT_SUFFIXES:
+        if key.endswith(suffix) and key != suffix:
+            key = key[: -len(suffix)]
+            break
+    return key.replace("_", " ")
+
+
+def path_words(path: str) -> str:
+    """A summary path or a swept parameter in words, never a dotted path:
+    'window.per_port.core->ep4.peak_queue_bytes' -> 'peak queue at core->ep4, in the window';
+    'frames.dropped.total' -> 'frames dropped, total'; 'links[64].delay_s' -> 'delay of
+    links[64]'; 'congestion.bcn.sampling.interval_bytes' -> 'sampling interval'."""
+    keys = list(parse_path(path))
+    words = key_words(keys[-1])
+    context = []
+    parents = keys[:-1]
+    if parents and parents[0] == "window":
+        context.append("in the window")
+        parents = parents[1:]
+    for table, joiner in ENTITY_TABLES.items():
+        if table in parents[:-1]:
+            at = parents.index(table)
+            words = f"{words} {joiner} {parents[at + 1]}"
+            parents = parents[:at]
+    if parents and parents[-1].endswith(UNIT_SUFFIXES):  # "latency_s.mean": latency, mean
+        words = f"{key_words(parents[-1])}, {words}"
+        parents = parents[:-1]
+    if parents and parents[0] in ("frames", "flows", "control_frames"):
+        subject = parents[0].replace("_", " ")
+        rest = [key_words(k) for k in parents[1:]]
+        if keys[-1] in ("total",) and rest:
+            words = f"{subject} {' '.join(rest)}, total"
+        elif keys[-1] not in PATH_WORDS and not words.startswith(subject):
+            words = f"{subject} {' '.join([*rest, words])}"
+    elif parents and "[" in parents[-1]:  # a parameter of one element: "delay of links[64]"
+        words = f"{words} of {parents[-1]}"
+    return ", ".join([words, *context])
 
 
 def _axis_text(path: str, unit: str) -> str:
-    name = AXIS_NAMES.get(leaf(path), path)
+    name = path_words(path)
     return f"{name} ({unit})" if unit else name
 
 
 def _y_text(spec: PlotSpec, unit: str) -> str:
     name = _axis_text(spec.y, unit)
-    return f"std of {name}" if spec.stat == "std" else f"mean {name}"
+    return f"std of {name}" if spec.stat == "std" else name
 
 
 def _label(result: SweepResult, names: list[str], values: Any) -> str | None:
+    """A line's legend label: each other parameter's value by its [sweep.names] name (the
+    author's words, as given), else a list by its length ("16 hosts"), a number in the unit
+    its path carries ("delay of links[64] 6 us")."""
     if not names:
         return None
     values = values if isinstance(values, tuple) else (values,)
     parts = []
     for name, cell in zip(names, values, strict=True):
-        shown = result.spec.value_name(name, _value_of(result, name, cell))
-        parts.append(str(shown) if name in result.spec.names else f"{leaf(name)}={shown}")
+        value = _value_of(result, name, cell)
+        if name in result.spec.names:
+            parts.append(str(result.spec.value_name(name, value)))
+        elif isinstance(value, list):
+            parts.append(f"{len(value)} {key_words(leaf(name))}")
+        elif _is_number(value):
+            parts.append(f"{path_words(name)} {value_text(unit_key(name), value)}")
+        else:
+            parts.append(f"{path_words(name)} {value}")
     return ", ".join(parts)
 
 
-def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path) -> Path:
+def _save(fig: Figure, result: SweepResult, spec: PlotSpec, path: Path, dpi: int) -> Path:
     """Stamp what the points are (replications, error bars) at the bottom and write the PNG."""
+    what = (
+        "points: mean over replications" if spec.stat == "mean" else "points: std over replications"
+    )
     errors = ERROR_TEXT.get(spec.error or "none", "") if spec.stat == "mean" else ""
-    return _stamped_png(fig, result, path, f"; {errors}" if errors else "")
+    return _stamped_png(fig, result, path, dpi, f"; {what}" + (f", {errors}" if errors else ""))
 
 
-def _stamped_png(fig: Figure, result: SweepResult, path: Path, extra: str = "") -> Path:
+def _stamped_png(fig: Figure, result: SweepResult, path: Path, dpi: int, extra: str = "") -> Path:
     """The study's provenance (name, replications, base seed) in a strip at the bottom."""
-    text = f"{result.spec.name}: {result.spec.replications} replications per point"
-    stamp(fig, text + f", base seed {result.spec.seed}{extra}")
+    n = replications_text(result.spec.replications)
+    stamp(fig, f"{result.spec.name}: {n} per point, base seed {result.spec.seed}{extra}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=dpi)
     return path
+
+
+def replications_text(n: int) -> str:
+    """'1 replication', '25 replications'."""
+    return f"{n} replication" + ("" if n == 1 else "s")
 
 
 # ---------------------------------------------------------------- transient studies (seed 001)
 
 
-def transient_plots(result: SweepResult, out_dir: Path) -> list[Path]:
+def transient_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
     """A transient study's figures: the replication-mean aggregate throughput per point, the
     relative-change curves with their knees, and the durations beside the reference's.
 
@@ -295,7 +465,7 @@ def transient_plots(result: SweepResult, out_dir: Path) -> list[Path]:
             drawer(ax, rows, found, label, study.reference_column)
             ax.set_title(title, fontsize="medium")
         fig.suptitle(TRANSIENT_TITLES[name])
-        paths.append(_save_transient(fig, result, out_dir / f"{name}.png"))
+        paths.append(_stamped_png(fig, result, out_dir / f"{name}.png", dpi))
     return paths
 
 
@@ -316,7 +486,7 @@ def _panels(table: pd.DataFrame, panel: str | None) -> list[tuple[str, pd.DataFr
             shown = f"{value / div:g} {unit}".strip() if unit else str(value)
         else:
             shown = str(value)
-        out.append((f"{AXIS_NAMES.get(panel, panel)} = {shown}", rows))
+        out.append((f"{key_words(panel)} = {shown}", rows))
     return out
 
 
@@ -390,7 +560,3 @@ def _draw_durations(
     ax.set_xticks(x, names, fontsize="small")
     ax.set_ylabel("transient duration (ms)")
     ax.legend(fontsize="small")
-
-
-def _save_transient(fig: Figure, result: SweepResult, path: Path) -> Path:
-    return _stamped_png(fig, result, path)

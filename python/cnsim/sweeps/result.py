@@ -12,7 +12,7 @@ import shlex
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,8 @@ T975 = (
 )  # fmt: skip
 Z975 = 1.959963984540054
 
+# The [report] windows whose statistics need enough probe samples (analysis.few_sample_warnings).
+WINDOW_SPECS = ("steady", "transient")
 # A transient study's point: its [report.transient] rule, replications averaged, the transient.
 PointTransient = tuple[dict[str, Any], int, "analysis.Transient | None"]
 
@@ -105,6 +107,19 @@ class SweepResult:
     def failed(self) -> pd.DataFrame:
         """Rows of the runs that raised; `error` says why."""
         return self.runs[self.runs["status"] == "error"]
+
+    def few_samples(self) -> dict[int, tuple[int, frozenset[str]]]:
+        """Per point with any: how many of its finished runs had a steady or transient window
+        of too few probe samples (`cnsim.analysis.FEW_SAMPLES` in their warnings), and which
+        windows ("steady", "transient")."""
+        found: dict[int, tuple[int, frozenset[str]]] = {}
+        for point, group in self.ok.groupby("point", sort=True):
+            texts = [str(w) for w in group["warnings"].fillna("") if analysis.FEW_SAMPLES in w]
+            if texts:
+                marks = {key: f"[report].{key}: {analysis.FEW_SAMPLES}" for key in WINDOW_SPECS}
+                keys = frozenset(key for key, mark in marks.items() for t in texts if mark in t)
+                found[cast(int, point)] = (len(texts), keys)  # the point column holds ints
+        return found
 
     def aggregate(self, metrics: Sequence[str] | None = None) -> pd.DataFrame:
         """Per point and numeric metric: n, mean, std (n-1) and ci95 over the finished runs.
@@ -257,18 +272,20 @@ class SweepResult:
 
     # ------------------------------------------------------------ figures
 
-    def plot(self, out_dir: str | Path | None = None) -> list[Path]:
+    def plot(self, out_dir: str | Path | None = None, *, dpi: int | None = None) -> list[Path]:
         """Draw the [[sweep.plots]] (or one mean plot per metric) as PNGs; return their paths.
 
         Into the study's own `plots/` (no `out_dir`), figures an earlier spec drew and this one
-        does not are removed, so that the folder never shows a stale figure as current.
+        does not are removed, so that the folder never shows a stale figure as current. `dpi`
+        defaults to the run figures' (`cnsim.plots.DPI`).
         """
+        from cnsim.plots import DPI
         from cnsim.plots.sweep import make_sweep_plots
 
         if out_dir is not None:
-            return make_sweep_plots(self, Path(out_dir))
+            return make_sweep_plots(self, Path(out_dir), dpi=dpi or DPI)
         own = self.out_dir / PLOTS_DIR
-        drawn = make_sweep_plots(self, own)
+        drawn = make_sweep_plots(self, own, dpi=dpi or DPI)
         for old in set(own.glob("*.png")) - set(drawn):
             old.unlink()
         return drawn

@@ -73,6 +73,7 @@ DEFAULT_REFERENCE = "seed_transient_s"
 Stat = Literal["mean", "std"]
 ErrorBar = Literal["ci95", "std", "none"]
 AxisScale = Literal["linear", "log"]
+FewSamples = Literal["error", "warn"]
 T = TypeVar("T")
 Values = Annotated[list[Any], Field(min_length=1)]
 
@@ -239,6 +240,14 @@ class SweepSpec:
             "plot filters)."
         ),
     )
+    few_samples: FewSamples = Field(
+        default="error",
+        description=(
+            "A point whose runs' steady or transient window held too few probe samples: its "
+            "steady_*/transient_* cells in the printed tables say so in red instead of a mean "
+            "('error'), or show the mean marked '*' ('warn')."
+        ),
+    )
 
     @model_validator(mode="after")
     def _rules(self) -> SweepSpec:
@@ -329,6 +338,8 @@ class SweepSpec:
             table["table"] = dict(self.table)
         if self.names:
             table["names"] = dict(self.names)
+        if self.few_samples != "error":
+            table["few_samples"] = self.few_samples
         comments = "".join(f"# {line}\n" for line in header.splitlines())
         return comments + tomli_w.dumps({"sweep": table})
 
