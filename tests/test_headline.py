@@ -87,3 +87,24 @@ def test_the_terminal_prints_the_headline_first() -> None:
     assert "x max-min fair share (20 Gb/s)" in text
     page = result._repr_html_()
     assert page.index("victim VS -&gt; VR") < page.index("simulated")
+
+
+def test_a_scenario_declares_its_headline_in_the_format_and_the_core_keeps_it() -> None:
+    """`[[report.headline]]` is part of the scenario format: the core checks it and keeps it in
+    the resolved scenario, where the terminal reads it (before any preset fallback)."""
+    text = cnsim.api.load_scenario("seed004-qcn") + (
+        '\n[[report.headline]]\nlabel = "drops"\nmetric = "frames.dropped.total"\n'
+        'reference = 0.0\nreference_label = "the hardware"\n'
+    )
+    result = cnsim.run(text, set={"duration_s": 0.01})
+    (declared,) = headline.declared(result.scenario)
+    assert (declared.label, declared.metric) == ("drops", "frames.dropped.total")
+    lines = readout.headline_lines(result.scenario, result.summary)
+    assert lines and "drops" in str(lines[0])
+    bad = text.replace('label = "drops"', 'label = ""')
+    try:
+        cnsim.run(bad, set={"duration_s": 0.01})
+    except cnsim.ScenarioError as e:
+        assert "report.headline[0].label" in str(e)
+    else:
+        raise AssertionError("an empty headline label was accepted")

@@ -39,7 +39,7 @@ PS_DIGITS = 12  # the core's clock ticks in picoseconds; finer digits are float 
 DEFAULT_HOLD_INTERVALS = 3
 # A steady or transient window with fewer probe samples than this is a warning, not a statistic
 # (a 30 ms run of dcqcn-incast leaves its steady window from 30 ms one probe). A scenario's
-# `[report].min_window_samples` would set it (proposed for the core's format).
+# `[report].min_window_samples` sets it (default the same, docs/scenario.md).
 MIN_WINDOW_SAMPLES = 10
 FEW_SAMPLES = "too few samples"
 

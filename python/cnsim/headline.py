@@ -1,9 +1,9 @@
 """Headline numbers: the few numbers an experiment is about, printed first.
 
-A scenario names them in its resolved `[report]` table as `[[report.headline]]` entries (the
-format proposed for the core, see below); until the core's scenario format has that key, the
-presets' declarations live here (`PRESET_HEADLINES`, keyed by scenario name) and are used when
-the scenario declares none. Each entry:
+A scenario names them in its `[report]` table as `[[report.headline]]` entries (part of the
+scenario format, checked by the core, docs/scenario.md); the presets' declarations still live
+here (`PRESET_HEADLINES`, keyed by scenario name) and are used when the scenario declares none.
+Each entry:
 
     [[report.headline]]
     label = "victim VS -> VR"                        # what the number is
@@ -50,7 +50,7 @@ _SEED003 = [
     _plain("hot port queue, mean", "per_port.sw->h1.mean_queue_bytes"),
 ]
 _HARDWARE = "hardware (seed 004)"
-# The presets' headline declarations, until `[[report.headline]]` is part of the scenario format.
+# The presets' headline declarations, used when a preset's scenario declares no `[[report.headline]]`.
 PRESET_HEADLINES: dict[str, list[dict[str, Any]]] = {
     "pfc-victim-flow": [
         _read("victim VS -> VR", "window.per_source.VS.throughput_bps", 20e9, MAX_MIN),

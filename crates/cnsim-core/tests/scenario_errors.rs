@@ -418,3 +418,25 @@ fn a_scheme_table_error_comes_before_the_resource_caps() {
 fn resolved_toml(scenario: &cnsim_core::Scenario) -> toml::Table {
     toml::from_str(&scenario.to_toml()).expect("the resolved scenario is TOML")
 }
+
+#[test]
+fn report_headlines_and_the_window_sample_floor_are_checked_and_kept() {
+    let with = |report: &str| base().raw(report).build();
+    let e = error_of(&with("[report]\nmin_window_samples = 0\n"), &[]);
+    assert_field_error(&e, "report.min_window_samples", ">= 1");
+    let headline = |label: &str, metric: &str| {
+        format!("[[report.headline]]\nlabel = \"{label}\"\nmetric = \"{metric}\"\n")
+    };
+    let e = error_of(&with(&headline(" ", "metrics.x")), &[]);
+    assert_field_error(&e, "report.headline[0].label", "what the number is");
+    let e = error_of(&with(&headline("a", "")), &[]);
+    assert_field_error(&e, "report.headline[0].metric", "path into summary.json");
+    // A declared headline is part of the resolved scenario, so the Python side reads it there.
+    let text = with(&(headline("fairness", "window.fairness_index") + "reference = 1.0\n"));
+    let resolved = resolved_toml(&cnsim_core::resolve(&text, &[], None).expect("valid"));
+    let report = resolved["report"].as_table().expect("[report]");
+    assert_eq!(report["min_window_samples"].as_integer(), Some(10));
+    let first = &report["headline"][0];
+    assert_eq!(first["label"].as_str(), Some("fairness"));
+    assert_eq!(first["reference"].as_float(), Some(1.0));
+}

@@ -347,6 +347,36 @@ pub(crate) struct ReportSpec {
     pub(crate) steady: Option<SteadySpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) plots: Vec<PlotSpec>,
+    /// The experiment's headline numbers, printed first by the terminal, the notebook and the
+    /// HTML report (`[[report.headline]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) headline: Vec<HeadlineSpec>,
+    /// A steady or transient window holding fewer probe samples than this makes a warning (its
+    /// "mean" would be a handful of samples).
+    #[serde(default = "default_min_window_samples")]
+    pub(crate) min_window_samples: u32,
+}
+
+/// One headline number: a summary value, optionally read against a reference (the victim's
+/// rate against its max-min fair share, a recovery time against the seed's).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HeadlineSpec {
+    /// What the number is ("victim VS -> VR").
+    pub(crate) label: String,
+    /// A path into summary.json, as a sweep's metrics name it
+    /// ("window.per_source.VS.throughput_bps", "metrics.recovery_time_s").
+    pub(crate) metric: String,
+    /// What to read it against, in the metric's unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reference: Option<f64>,
+    /// What the reference is ("max-min fair share").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reference_label: Option<String>,
+}
+
+fn default_min_window_samples() -> u32 {
+    10
 }
 
 /// Steady-state statistics over a window (DCQCN's fixed point): the queue's mean and standard
@@ -431,6 +461,8 @@ impl Default for ReportSpec {
             transient: None,
             steady: None,
             plots: Vec::new(),
+            headline: Vec::new(),
+            min_window_samples: default_min_window_samples(),
         }
     }
 }

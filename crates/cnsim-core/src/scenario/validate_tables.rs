@@ -154,12 +154,42 @@ impl ReportSpec {
                 return Err(sc.fail("port", "must name a port, e.g. \"sw->recv\""));
             }
         }
+        if self.min_window_samples == 0 {
+            return Err(c.fail("min_window_samples", "must be >= 1"));
+        }
+        for (i, h) in self.headline.iter().enumerate() {
+            let hp = format!("{path}.headline[{i}]");
+            h.validate(&Check { path: &hp })?;
+        }
         let mut files = HashSet::new();
         for (i, p) in self.plots.iter().enumerate() {
             let pp = format!("{path}.plots[{i}]");
             let pc = Check { path: &pp };
             check_metric(&pc, "metric", &p.metric)?;
             check_plot_name(&pc, &p.name, &mut files)?;
+        }
+        Ok(())
+    }
+}
+
+impl HeadlineSpec {
+    fn validate(&self, c: &Check) -> Result<(), ConfigError> {
+        if self.label.trim().is_empty() {
+            return Err(c.fail("label", "must say what the number is"));
+        }
+        if self.metric.trim().is_empty() {
+            return Err(c.fail(
+                "metric",
+                format!(
+                    "must be a path into summary.json such as \"metrics.recovery_time_s\" (got \"{}\")",
+                    self.metric
+                ),
+            ));
+        }
+        if let Some(r) = self.reference {
+            if !r.is_finite() {
+                return Err(c.fail("reference", format!("must be a finite number (got {r})")));
+            }
         }
         Ok(())
     }
