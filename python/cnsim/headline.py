@@ -50,7 +50,7 @@ _SEED003 = [
     _plain("hot port queue, mean", "per_port.sw->h1.mean_queue_bytes"),
 ]
 _HARDWARE = "hardware (seed 004)"
-# The presets' headline declarations, used when a preset's scenario declares no `[[report.headline]]`.
+# The presets' headline declarations, used when a scenario declares no `[[report.headline]]`.
 PRESET_HEADLINES: dict[str, list[dict[str, Any]]] = {
     "pfc-victim-flow": [
         _read("victim VS -> VR", "window.per_source.VS.throughput_bps", 20e9, MAX_MIN),
