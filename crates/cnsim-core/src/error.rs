@@ -271,3 +271,53 @@ impl Check<'_> {
         ConfigError::field(self.at(field), reason)
     }
 }
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant") with the closest
+/// valid name suggested, when one is close enough to be a misspelling:
+/// "... (did you mean `qeq_bytes`?)".
+pub(crate) fn with_suggestion(message: String) -> String {
+    let Some(suggestion) = closest_expected(&message) else {
+        return message;
+    };
+    format!("{message} (did you mean `{suggestion}`?)")
+}
+
+fn closest_expected(message: &str) -> Option<&str> {
+    let rest = (message.strip_prefix("unknown field `"))
+        .or_else(|| message.strip_prefix("unknown variant `"))?;
+    let (given, rest) = rest.split_once('`')?;
+    let (_, expected) = rest.split_once("expected one of ")?;
+    let names = expected.split(", ").map(|n| n.trim_matches('`'));
+    // Normalised Damerau-Levenshtein similarity: a typo or two in a name, not another name.
+    let (best, score) = names
+        .map(|name| (name, strsim::normalized_damerau_levenshtein(given, name)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (score >= 0.7).then_some(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_misspelt_name_gets_the_closest_valid_one() {
+        let m = "unknown field `qeq_byts`, expected one of `qeq_bytes`, `w`, `fb_bits`";
+        assert_eq!(
+            with_suggestion(m.into()),
+            format!("{m} (did you mean `qeq_bytes`?)")
+        );
+        let v = "unknown variant `dcqnc`, expected one of `none`, `qcn`, `dcqcn`, `e2cm`";
+        assert!(with_suggestion(v.into()).ends_with("(did you mean `dcqcn`?)"));
+        // Transposed letters count as one edit.
+        let t = "unknown field `rtae_bps`, expected one of `rate_bps`, `delay_s`";
+        assert!(with_suggestion(t.into()).ends_with("(did you mean `rate_bps`?)"));
+    }
+
+    #[test]
+    fn an_unrelated_name_or_another_message_gets_no_guess() {
+        let far = "unknown field `colour`, expected one of `rate_bps`, `delay_s`";
+        assert_eq!(with_suggestion(far.into()), far);
+        let other = "invalid type: string \"100G\", expected f64";
+        assert_eq!(with_suggestion(other.into()), other);
+    }
+}

@@ -440,3 +440,12 @@ fn report_headlines_and_the_window_sample_floor_are_checked_and_kept() {
     assert_eq!(first["label"].as_str(), Some("fairness"));
     assert_eq!(first["reference"].as_float(), Some(1.0));
 }
+
+#[test]
+fn a_misspelt_field_or_scheme_suggests_the_closest_name() {
+    let e = error_of(&base().build(), &[("links[0].rate_bsp", "1e9")]);
+    assert_field_error(&e, "links[0].rate_bsp", "did you mean `rate_bps`?");
+    let text = base().raw("[congestion]\nscheme = \"dcqnc\"\n").build();
+    let e = error_of(&text, &[]);
+    assert_field_error(&e, "congestion.scheme", "did you mean `dcqcn`?");
+}
