@@ -116,6 +116,8 @@ pub struct Drops {
     pub egress: u64,
     /// Receiver buffer full.
     pub rx: u64,
+    /// Lost on a link (`links[*].loss_rate`, the `[transport] drop` list).
+    pub link: u64,
     pub total: u64,
 }
 
@@ -261,6 +263,7 @@ impl Summary {
                     shared: dropped(DropPlace::Shared),
                     egress: dropped(DropPlace::Egress),
                     rx: dropped(DropPlace::Rx),
+                    link: dropped(DropPlace::Link),
                     total: dropped_total,
                 },
                 in_flight,
