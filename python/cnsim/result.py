@@ -44,6 +44,10 @@ FLOW_COLUMNS = (
     "completed",
     "frames_dropped",
     "delivered_bytes",
+    "retransmitted_bytes",
+    "timeouts",
+    "goodput_bps",
+    "sender_end_s",
 )
 CATEGORICAL_FLOW_COLUMNS = ("src", "dst")
 

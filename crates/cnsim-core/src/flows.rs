@@ -1,6 +1,9 @@
 //! Flows at run time: every flow of the workload, what it has sent, delivered and lost, and
-//! when it completed. A flow completes when its last byte is delivered; raw Ethernet has no
-//! retransmission, so a flow that lost a frame never completes and is reported with its losses.
+//! when it completed. A flow completes when its last byte is delivered (in order, once: a
+//! transport hands the table only the bytes its receiver accepts); without a transport
+//! (`"none"`) nothing is retransmitted, so a flow that lost a frame never completes and is
+//! reported with its losses. A transported flow also records its sender's completion (the
+//! last ACK), its retransmissions and timeouts.
 
 use std::collections::HashMap;
 
@@ -19,6 +22,12 @@ pub(crate) struct FlowState {
     pub(crate) delivered_bytes: u64,
     pub(crate) frames_dropped: u32,
     pub(crate) end: Option<SimTime>,
+    /// The sender learnt that every byte arrived (its last ACK); transports only.
+    pub(crate) sender_end: Option<SimTime>,
+    /// Bytes sent again by the transport (go-back-N resends, timeouts).
+    pub(crate) retransmitted_bytes: u64,
+    pub(crate) retransmitted_frames: u64,
+    pub(crate) timeouts: u32,
 }
 
 #[derive(Default)]
@@ -39,6 +48,10 @@ impl FlowTable {
                 delivered_bytes: 0,
                 frames_dropped: 0,
                 end: None,
+                sender_end: None,
+                retransmitted_bytes: 0,
+                retransmitted_frames: 0,
+                timeouts: 0,
                 row,
             })
             .collect();
@@ -59,6 +72,8 @@ impl FlowTable {
     }
 
     /// `bytes` of flow `flow_id` (`NO_FLOW` for frame-level sources) reached the receiver.
+    /// Always inline: once per delivered frame, usually the `NO_FLOW` test alone.
+    #[inline(always)]
     pub(crate) fn on_delivered(&mut self, flow_id: FlowId, bytes: u32, now: SimTime) {
         if flow_id == NO_FLOW {
             return;
@@ -135,6 +150,14 @@ pub struct FlowRecords {
     pub completed: Vec<bool>,
     pub frames_dropped: Vec<u32>,
     pub delivered_bytes: Vec<u64>,
+    /// Bytes the transport sent again (0 without a transport).
+    pub retransmitted_bytes: Vec<u64>,
+    /// Retransmission timeouts the sender took.
+    pub timeouts: Vec<u32>,
+    /// size x 8 / FCT (NaN for a flow that did not complete).
+    pub goodput_bps: Vec<f64>,
+    /// When the sender got its last ACK (NaN without a transport, or before it).
+    pub sender_end_s: Vec<f64>,
 }
 
 impl FlowTable {
@@ -169,6 +192,11 @@ impl FlowTable {
             r.completed.push(f.end.is_some());
             r.frames_dropped.push(f.frames_dropped);
             r.delivered_bytes.push(f.delivered_bytes);
+            r.retransmitted_bytes.push(f.retransmitted_bytes);
+            r.timeouts.push(f.timeouts);
+            r.goodput_bps.push(f.row.size_bytes as f64 * 8.0 / fct);
+            r.sender_end_s
+                .push(f.sender_end.map_or(f64::NAN, SimTime::as_secs_f64));
         }
         r
     }
@@ -203,6 +231,10 @@ pub(crate) struct FlowSummary {
     pub requested_load: Option<f64>,
     /// Bytes of all flows delivered.
     pub delivered_bytes: u64,
+    /// Bytes the transports sent again, over all flows (0 without a transport).
+    pub retransmitted_bytes: u64,
+    /// Retransmission timeouts, over all flows.
+    pub timeouts: u64,
 }
 
 impl FlowSummary {
@@ -240,6 +272,8 @@ impl FlowSummary {
             load: (w.capacity_bits > 0.0).then(|| w.generated_bytes as f64 * 8.0 / w.capacity_bits),
             requested_load: w.requested_load,
             delivered_bytes: r.delivered_bytes.iter().sum(),
+            retransmitted_bytes: r.retransmitted_bytes.iter().sum(),
+            timeouts: r.timeouts.iter().map(|&t| u64::from(t)).sum(),
         })
     }
 }

@@ -23,6 +23,8 @@ pub(crate) enum StreamKind {
     #[cfg(test)]
     Misc = 5,
     Flows = 6,
+    /// A link direction's random frame loss (index: 2 x link + direction).
+    LinkLoss = 7,
 }
 
 /// splitmix64 finaliser: a well-mixed 64-bit hash of the seed and component id.

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 
-const ELEMENTS: [(&str, &str); 8] = [
+const ELEMENTS: [(&str, &str); 10] = [
     ("switch.rs", include_str!("../src/net/switch.rs")),
     (
         "switch_pause.rs",
@@ -24,6 +24,11 @@ const ELEMENTS: [(&str, &str); 8] = [
         "host/receiver.rs",
         include_str!("../src/net/host/receiver.rs"),
     ),
+    (
+        "host/transport.rs",
+        include_str!("../src/net/host/transport.rs"),
+    ),
+    ("link_loss.rs", include_str!("../src/net/link_loss.rs")),
 ];
 
 const SCHEMES: [&str; 9] = [

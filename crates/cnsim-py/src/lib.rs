@@ -112,6 +112,13 @@ fn run<'py>(
     flows.set_item("completed", f.completed.into_pyarray(py))?;
     flows.set_item("frames_dropped", f.frames_dropped.into_pyarray(py))?;
     flows.set_item("delivered_bytes", f.delivered_bytes.into_pyarray(py))?;
+    flows.set_item(
+        "retransmitted_bytes",
+        f.retransmitted_bytes.into_pyarray(py),
+    )?;
+    flows.set_item("timeouts", f.timeouts.into_pyarray(py))?;
+    flows.set_item("goodput_bps", f.goodput_bps.into_pyarray(py))?;
+    flows.set_item("sender_end_s", f.sender_end_s.into_pyarray(py))?;
     let out = PyDict::new(py);
     out.set_item("summary_json", report.summary.to_string())?;
     out.set_item("flows", flows)?;

@@ -30,13 +30,26 @@ pub(crate) enum Payload {
     /// A congestion-management scheme's message (CNM, BCN, probe...): elements route, queue
     /// and count it without knowing what it means.
     Cc(CcMsg),
+    /// A transport's cumulative acknowledgement: `seq` is the next packet the receiver expects
+    /// (every packet before it is held in order). Queued, paused and dropped like data.
+    Ack,
+    /// A transport's negative acknowledgement: packet `seq` is missing (go back to it).
+    Nack,
 }
 
 impl Payload {
     pub(crate) fn is_data(&self) -> bool {
         matches!(self, Payload::Data)
     }
+
+    /// A transport's ACK or NACK.
+    pub(crate) fn is_transport_ack(&self) -> bool {
+        matches!(self, Payload::Ack | Payload::Nack)
+    }
 }
+
+/// "No sequence number": the frame belongs to no transported flow.
+pub(crate) const NO_SEQ: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Frame {
@@ -62,6 +75,10 @@ pub(crate) struct Frame {
     pub(crate) ecn_ce: bool,
     /// 802.1Q priority class (0-7): the switch output queue and the class PFC pauses.
     pub(crate) priority: u8,
+    /// Transport sequence number: a data frame's packet sequence number (PSN), an ACK's or
+    /// NACK's acknowledged PSN; `NO_SEQ` without a transport. It fills what was padding, so
+    /// the frame stays 72 bytes.
+    pub(crate) seq: u32,
 }
 
 impl Frame {
@@ -78,6 +95,7 @@ impl Frame {
             ingress: 0,
             ecn_ce: false,
             priority: 0,
+            seq: NO_SEQ,
         }
     }
 
@@ -102,6 +120,7 @@ impl Frame {
             ingress: 0,
             ecn_ce: false,
             priority: 0,
+            seq: NO_SEQ,
         }
     }
 
@@ -124,7 +143,9 @@ impl HookFrame for Frame {
             payload: match &mut self.payload {
                 Payload::Data => Carried::Data,
                 Payload::Cc(msg) => own(msg).map_or(Carried::Other, Carried::Msg),
-                Payload::Pause { .. } | Payload::Pfc { .. } => Carried::Other,
+                Payload::Pause { .. } | Payload::Pfc { .. } | Payload::Ack | Payload::Nack => {
+                    Carried::Other
+                }
             },
         }
     }
@@ -137,8 +158,21 @@ impl HookFrame for Frame {
             payload: match &self.payload {
                 Payload::Data => Carried::Data,
                 Payload::Cc(msg) => own(msg).map_or(Carried::Other, Carried::Msg),
-                Payload::Pause { .. } | Payload::Pfc { .. } => Carried::Other,
+                Payload::Pause { .. } | Payload::Pfc { .. } | Payload::Ack | Payload::Nack => {
+                    Carried::Other
+                }
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frame is copied once per hop: a new field must fit in what was padding.
+    #[test]
+    fn a_frame_stays_72_bytes() {
+        assert_eq!(std::mem::size_of::<Frame>(), 72);
     }
 }

@@ -5,6 +5,7 @@
 pub(crate) mod forwarding;
 pub(crate) mod frame;
 pub(crate) mod host;
+pub(crate) mod link_loss;
 pub(crate) mod link_pause;
 pub(crate) mod path;
 pub(crate) mod port;
@@ -76,7 +77,9 @@ impl Node {
         }
     }
 
-    /// A frame arrived on port `p` from the link.
+    /// A frame arrived on port `p` from the link. Always inline: once per frame-hop, and the
+    /// compiler's choice flipped with small changes elsewhere (docs/performance.md).
+    #[inline(always)]
     pub(crate) fn receive(&mut self, me: NodeIdx, p: PortIdx, frame: Frame, ctx: &mut Ctx) {
         match self {
             Node::Host(h) => h.receive(me, frame, ctx),

@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use crate::flow_control::lane::PauseLane;
 use crate::flow_control::pfc::ClassLanes;
 use crate::net::frame::Frame;
+use crate::net::link_loss::LinkLoss;
 use crate::net::scheduler::ClassQueues;
 use crate::time::{SimTime, TxTimer};
 
@@ -54,6 +55,8 @@ pub(crate) struct Port {
     /// PFC's lanes, one per class; None until PFC touches the port.
     pub(crate) pfc: Option<Box<ClassLanes>>,
     pub(crate) stats: PortStats,
+    /// Frame loss on this direction of the link (`link_loss.rs`); None = lossless.
+    pub(crate) loss: Option<Box<LinkLoss>>,
     /// Serialisation times at `rate_bps` (a schedule may change it at any time).
     tx_timer: TxTimer,
 }
@@ -82,6 +85,7 @@ impl Port {
             pause: PauseLane::default(),
             pfc: None,
             stats: PortStats::default(),
+            loss: None,
             tx_timer: TxTimer::new(rate_bps),
         }
     }

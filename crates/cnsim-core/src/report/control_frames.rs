@@ -20,7 +20,8 @@ use crate::stats::{control_kinds, Counters};
 pub(crate) struct ControlFrames {
     /// Frames sent of each kind, in the summary's order (`stats::control_kinds`).
     pub(crate) sent: Vec<(&'static str, u64)>,
-    /// Scheme messages riding the data queue (probes) that a full buffer turned away.
+    /// Control frames queued with the data (scheme messages riding the data queue, transport
+    /// ACKs/NACKs) that a full buffer turned away or a lossy link lost.
     pub(crate) dropped: u64,
     /// Bytes of all control frames.
     pub(crate) bytes: u64,
@@ -32,7 +33,8 @@ pub(crate) struct ControlFrames {
 const LOAD: [Named; 3] = [
     Named {
         name: "dropped",
-        doc: "Scheme messages riding the data queue (probes) that a full buffer turned away.",
+        doc: "Control frames queued with the data (scheme messages riding the data queue, \
+              transport ACKs/NACKs) that a full buffer turned away or a lossy link lost.",
     },
     Named {
         name: "bytes",

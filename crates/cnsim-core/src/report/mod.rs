@@ -116,6 +116,8 @@ pub(crate) struct Drops {
     pub(crate) egress: u64,
     /// Receiver buffer full.
     pub(crate) rx: u64,
+    /// Lost on a link (`links[*].loss_rate`, the `[transport] drop` list).
+    pub(crate) link: u64,
     pub(crate) total: u64,
 }
 
@@ -261,6 +263,7 @@ impl Summary {
                     shared: dropped(DropPlace::Shared),
                     egress: dropped(DropPlace::Egress),
                     rx: dropped(DropPlace::Rx),
+                    link: dropped(DropPlace::Link),
                     total: dropped_total,
                 },
                 in_flight,

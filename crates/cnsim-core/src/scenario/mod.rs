@@ -8,6 +8,7 @@ pub(crate) mod flows;
 mod overrides;
 pub(crate) mod pfc;
 pub(crate) mod routing;
+pub(crate) mod transport;
 mod validate;
 mod validate_tables;
 
@@ -23,6 +24,7 @@ pub(crate) use flows::{FlowSpec, SizeSpec};
 pub(crate) use overrides::apply_override;
 pub(crate) use pfc::{PfcSpec, PfcThreshold, Scheduler, N_CLASSES};
 pub(crate) use routing::{EcmpKey, Multipath, RoutingSpec};
+pub(crate) use transport::{RoceParams, Transport, TransportSpec};
 pub use validate::{Estimate, MAX_PORTS_PER_NODE, MIN_LOAD};
 
 /// Pause duration sent with XOFF by default: the maximum, 65535 quanta (3.36 ms at 10 Gb/s).
@@ -63,6 +65,10 @@ pub struct Scenario {
     /// scenario that needs more).
     #[serde(default, skip_serializing_if = "LimitsSpec::is_default")]
     pub(crate) limits: LimitsSpec,
+    /// End-host transports' parameters (`[transport.roce]`) and the tests' drop list
+    /// ([transport.md](../docs/transport.md)).
+    #[serde(default, skip_serializing_if = "TransportSpec::is_default")]
+    pub(crate) transport: TransportSpec,
 }
 
 /// Fail-fast resource caps: validation estimates a run's events, probe samples and memory and
@@ -244,6 +250,14 @@ pub(crate) struct LinkSpec {
     /// Rate changes of one direction of the link (`from` = the sending end).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) schedule: Vec<LinkRateStep>,
+    /// Probability that the link loses a data frame or a transport ACK/NACK, each direction
+    /// (seeded per link; counted as `frames.dropped.link`). 0 = lossless.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub(crate) loss_rate: f64,
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -320,6 +334,9 @@ pub(crate) struct TrafficSpec {
     /// seed or scheme (seed 003: one trace for every variant).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) seed: Option<u64>,
+    /// What carries the entry's flows (flows, flow_trace): "none" (open loop) or "roce".
+    #[serde(default, skip_serializing_if = "Transport::is_none")]
+    pub(crate) transport: Transport,
 }
 
 fn is_zero(v: &u8) -> bool {
@@ -569,6 +586,7 @@ impl Scenario {
         CongestionSpec::prepare(&mut value)?;
         let mut scenario: Scenario = deserialize_with_path(value)?;
         scenario.congestion.fill_defaults();
+        (scenario.transport).fill_defaults(&scenario.traffic);
         scenario.validate()?;
         Ok(scenario)
     }

@@ -42,6 +42,7 @@ impl Scenario {
         }
         // Each scheme's table, checked by the scheme (`cc/`).
         self.congestion.validate()?;
+        self.transport.validate()?;
         if let Some(pfc) = &self.pfc {
             let shared = self
                 .switches
@@ -132,6 +133,7 @@ impl Scenario {
         c.rate("rate_bps", l.rate_bps)?;
         c.time_non_negative("delay_s", l.delay_s)?;
         c.time_non_negative("delay_line_s", l.delay_line_s)?;
+        c.in_closed("loss_rate", l.loss_rate, 0.0, 1.0)?;
         for (j, step) in l.schedule.iter().enumerate() {
             let sp = format!("{path}.schedule[{j}]");
             let sc = Check { path: &sp };
@@ -176,6 +178,7 @@ impl Scenario {
             return Err(c.fail("seed", "does not apply to kind (nothing random to seed)"));
         }
         self.validate_flow_fields(t, path)?;
+        super::transport::check_entry(t, path)?;
         if t.kind == TrafficKind::FlowTrace {
             return Ok(());
         }

@@ -7,7 +7,9 @@ use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
 use crate::engine::PortIdx;
 use crate::error::ConfigError;
 use crate::net::forwarding::Forwarding;
-use crate::net::host::{Host, ReceiverPfc};
+use crate::net::frame::NO_SEQ;
+use crate::net::host::{Host, ReceiverPfc, Transports};
+use crate::net::link_loss::LinkLoss;
 use crate::net::port::Port;
 use crate::net::switch::{BufferLimits, Switch};
 use crate::net::switch_pfc::SwitchPfc;
@@ -56,8 +58,8 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         .map(|_| Vec::new())
         .collect();
     let mut rate_changes = Vec::new();
-    for link in &sc.links {
-        attach_link(sc, link, &index, &mut ports, &mut rate_changes);
+    for (li, link) in sc.links.iter().enumerate() {
+        attach_link(sc, li, link, &index, &mut ports, &mut rate_changes);
     }
     let mut nodes = Vec::with_capacity(ports.len());
     let mut port_iter = ports.into_iter();
@@ -132,6 +134,7 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
     let mut workload = workload(sc, &index, &line_rates)?;
     check_flow_routes(sc, &nodes, &workload.flows)?;
     let flows = std::mem::take(&mut workload.flows);
+    attach_transports(sc, &mut nodes, &flows)?;
     rate_changes.sort_by_key(|(t, _, _)| *t);
     Ok(Built {
         nodes,
@@ -159,6 +162,7 @@ fn ingress_latency(sc: &Scenario, node: &str) -> f64 {
 
 fn attach_link(
     sc: &Scenario,
+    link_index: usize,
     link: &scenario::LinkSpec,
     index: &HashMap<&str, u32>,
     ports: &mut [Vec<Port>],
@@ -170,11 +174,22 @@ fn attach_link(
         ports[ia as usize].len() as u16,
         ports[ib as usize].len() as u16,
     );
-    for (from, to, i_from, i_to, p_to) in [(a, b, ia, ib, pb), (b, a, ib, ia, pa)] {
+    for (direction, (from, to, i_from, i_to, p_to)) in [(a, b, ia, ib, pb), (b, a, ib, ia, pa)]
+        .into_iter()
+        .enumerate()
+    {
         let delay =
             SimTime::from_secs_f64(link.delay_s + link.delay_line_s + ingress_latency(sc, to));
         let mut port = Port::new(format!("{from}->{to}"), i_to, p_to, link.rate_bps, delay);
         port.wire_overhead_bytes = sc.model.wire_overhead_bytes;
+        if link.loss_rate > 0.0 {
+            let rng = stream(
+                sc.seed,
+                StreamKind::LinkLoss,
+                (2 * link_index + direction) as u64,
+            );
+            port.loss = Some(Box::new(LinkLoss::new(link.loss_rate, rng)));
+        }
         let p_from = ports[i_from as usize].len() as u16;
         ports[i_from as usize].push(port);
         for step in link.schedule.iter().filter(|s| &s.from == from) {
@@ -185,6 +200,61 @@ fn attach_link(
             rate_changes.push((SimTime::from_secs_f64(step.at_s), target, step.rate_bps));
         }
     }
+}
+
+/// With transported flows: every host gets its transport room, and the `[transport] drop`
+/// list goes to the sending hosts' links (each entry checked against the workload).
+fn attach_transports(
+    sc: &Scenario,
+    nodes: &mut [Node],
+    flows: &[FlowRow],
+) -> Result<(), ConfigError> {
+    for (i, f) in flows.iter().enumerate() {
+        let packets = f.size_bytes.div_ceil(f.frame_bytes as u64);
+        if !f.transport.is_none() && packets >= NO_SEQ as u64 {
+            return Err(ConfigError::field(
+                "traffic",
+                format!("flow {i} has {packets} packets: a transported flow has under 2^32 - 1"),
+            ));
+        }
+    }
+    for (i, d) in sc.transport.drop.iter().enumerate() {
+        let path = format!("transport.drop[{i}]");
+        let Some(f) = flows
+            .get(d.flow as usize)
+            .filter(|f| !f.transport.is_none())
+        else {
+            return Err(ConfigError::field(
+                format!("{path}.flow"),
+                format!("no transported flow with id {} in the workload", d.flow),
+            ));
+        };
+        if d.psn as u64 >= f.size_bytes.div_ceil(f.frame_bytes as u64) {
+            return Err(ConfigError::field(
+                format!("{path}.psn"),
+                format!("flow {} has no packet {}", d.flow, d.psn),
+            ));
+        }
+        let port = nodes[f.src as usize].port_mut(0);
+        let loss = port.loss.get_or_insert_with(|| {
+            // The list alone draws nothing: a rate of 0 never consults the stream.
+            Box::new(LinkLoss::new(
+                0.0,
+                stream(sc.seed, StreamKind::LinkLoss, u64::MAX),
+            ))
+        });
+        loss.drop_once(d.flow, d.psn);
+    }
+    if flows.iter().all(|f| f.transport.is_none()) {
+        return Ok(());
+    }
+    let roce = sc.transport.roce.unwrap_or_default();
+    for node in nodes.iter_mut() {
+        if let Node::Host(h) = node {
+            h.transports = Some(Box::new(Transports::new(roce)));
+        }
+    }
+    Ok(())
 }
 
 /// Keeps ECMP salts apart from the random streams' keys.

@@ -22,16 +22,19 @@ pub(crate) enum DropPlace {
     Egress = 4,
     /// Host receive buffer.
     Rx = 5,
+    /// Lost on a link (`links[*].loss_rate`, or the tests' `[transport] drop` list).
+    Link = 6,
 }
 
 #[cfg(test)]
-pub(crate) const DROP_PLACES: [(DropPlace, &str); 6] = [
+pub(crate) const DROP_PLACES: [(DropPlace, &str); 7] = [
     (DropPlace::Nic, "nic"),
     (DropPlace::Rp, "rp"),
     (DropPlace::Ingress, "ingress"),
     (DropPlace::Shared, "shared"),
     (DropPlace::Egress, "egress"),
     (DropPlace::Rx, "rx"),
+    (DropPlace::Link, "link"),
 ];
 
 /// A control frame's counter: one of the link's own kinds (PAUSE and PFC frames, below) or a
@@ -50,6 +53,11 @@ impl ControlKind {
     pub(crate) const PfcXoff: ControlKind = ControlKind(2);
     /// PFC resuming one class.
     pub(crate) const PfcXon: ControlKind = ControlKind(3);
+    /// A transport's ACK (after every scheme's kinds, `TRANSPORT_KINDS`).
+    pub(crate) const Ack: ControlKind = ControlKind((LINK_KINDS.len() + cc::N_MESSAGE_KINDS) as u8);
+    /// A transport's NACK.
+    pub(crate) const Nack: ControlKind =
+        ControlKind((LINK_KINDS.len() + cc::N_MESSAGE_KINDS + 1) as u8);
 
     /// The counter's index.
     pub(crate) fn index(self) -> usize {
@@ -77,8 +85,21 @@ const LINK_KINDS: [Named; 4] = [
     },
 ];
 
-/// Every control kind: the link's and the registered schemes'.
-pub(crate) const N_CONTROL_KINDS: usize = LINK_KINDS.len() + cc::N_MESSAGE_KINDS;
+/// The transports' control frames, in `ControlKind` order (after the schemes').
+const TRANSPORT_KINDS: [Named; 2] = [
+    Named {
+        name: "ack",
+        doc: "Transport ACKs (roce: one per `ack_every` in-order packets, docs/transport.md).",
+    },
+    Named {
+        name: "nack",
+        doc: "Transport NACKs (roce: one per gap in the packet sequence).",
+    },
+];
+
+/// Every control kind: the link's, the registered schemes' and the transports'.
+pub(crate) const N_CONTROL_KINDS: usize =
+    LINK_KINDS.len() + cc::N_MESSAGE_KINDS + TRANSPORT_KINDS.len();
 
 /// summary.json lists PFC's counters after those of the schemes registered before PFC came
 /// (QCN, BCN, the path probe, DCQCN); later schemes' follow them, so the file keeps its order.
@@ -109,6 +130,10 @@ pub(crate) fn control_kinds() -> Vec<(ControlKind, Named)> {
     if cc::control_kinds_by_scheme().count() <= SCHEMES_BEFORE_PFC {
         kinds.extend([link(2), link(3)]);
     }
+    kinds.extend([
+        (ControlKind::Ack, TRANSPORT_KINDS[0]),
+        (ControlKind::Nack, TRANSPORT_KINDS[1]),
+    ]);
     kinds
 }
 
@@ -118,10 +143,11 @@ pub(crate) struct Counters {
     pub(crate) generated: u64,
     pub(crate) delivered: u64,
     pub(crate) delivered_bytes: u64,
-    pub(crate) dropped: [u64; 6],
+    pub(crate) dropped: [u64; 7],
     /// By [`ControlKind::index`].
     pub(crate) control_sent: [u64; N_CONTROL_KINDS],
-    /// Scheme messages riding the data queue that a full buffer turned away.
+    /// Control frames queued with the data (scheme messages riding the data queue, transport
+    /// ACKs/NACKs) that a full buffer turned away or a lossy link lost.
     pub(crate) control_dropped: u64,
     pub(crate) control_bytes: u64,
     /// A frame crossing one link is one hop.

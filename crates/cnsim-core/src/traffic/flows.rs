@@ -18,7 +18,7 @@ use crate::error::ConfigError;
 use crate::ids::HostId;
 use crate::rng::{stream, SimRng, StreamKind};
 use crate::scenario::flows::PERMUTATION;
-use crate::scenario::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec};
+use crate::scenario::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec, Transport};
 use crate::traffic::Destinations;
 
 /// One flow of the workload.
@@ -31,6 +31,8 @@ pub(crate) struct FlowRow {
     pub(crate) priority: u8,
     /// Largest frame the flow is cut into (the entry's `frame_bytes`).
     pub(crate) frame_bytes: u32,
+    /// What carries the flow (the entry's `transport`).
+    pub(crate) transport: Transport,
 }
 
 /// A workload and what it asked for, to report the realised mean size and load beside it.
@@ -204,6 +206,7 @@ pub(crate) fn workload(
                 w.flows.extend(rows.into_iter().map(|mut r| {
                     r.start_s += t.start_s;
                     r.frame_bytes = t.frame_bytes;
+                    r.transport = t.transport;
                     r
                 }));
             }
@@ -229,6 +232,7 @@ fn inline_rows(t: &TrafficSpec, host_index: &HashMap<&str, u32>) -> Vec<FlowRow>
             size_bytes: f.size_bytes.round() as u64,
             priority: f.priority,
             frame_bytes: t.frame_bytes,
+            transport: t.transport,
         })
         .collect()
 }
@@ -299,6 +303,7 @@ fn generate(
                 size_bytes,
                 priority: t.priority,
                 frame_bytes: t.frame_bytes,
+                transport: t.transport,
             });
         }
     }

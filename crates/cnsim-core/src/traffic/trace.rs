@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::flows::FlowRow;
 use crate::error::ConfigError;
 use crate::scenario::flows::{MAX_FLOW_BYTES, MAX_PRIORITY};
+use crate::scenario::Transport;
 
 /// One row of a trace file.
 #[derive(Debug, Deserialize, Serialize)]
@@ -92,6 +93,7 @@ impl TraceRow {
             size_bytes: self.size_bytes.round() as u64,
             priority: self.priority,
             frame_bytes: 0,
+            transport: Transport::None,
         })
     }
 }
@@ -264,6 +266,7 @@ mod tests {
                 size_bytes: 60_123,
                 priority: 3,
                 frame_bytes: 0,
+                transport: Transport::None,
             },
             FlowRow {
                 start_s: 1.0 / 3.0,
@@ -272,6 +275,7 @@ mod tests {
                 size_bytes: 1,
                 priority: 0,
                 frame_bytes: 0,
+                transport: Transport::None,
             },
         ];
         let mut buf = Vec::new();

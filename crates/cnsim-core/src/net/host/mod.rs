@@ -13,8 +13,10 @@
 //! - `receiver.rs`: the receiver (sink) with its PAUSE/PFC triggers, the link pause lanes the
 //!   peer sets, and the NP hook.
 //!
-//! Per-flow transport state (sequence numbers, windows, ACK clocking) will be a room of its own
-//! beside these (`transport.rs`), holding its state keyed by flow id.
+//! - `transport.rs`: per-flow transport state (RoCE go-back-N), the sender's half (PSNs,
+//!   ACK/NACK handling, the retransmission timer) and the receiver's (in-order acceptance,
+//!   ACK/NACK), keyed by flow id and only for active flows; boxed, made only when the
+//!   scenario has transported flows.
 
 mod limiter;
 mod nic;
@@ -23,6 +25,7 @@ mod pause_tests;
 mod receiver;
 #[cfg(test)]
 mod tests;
+mod transport;
 mod voq;
 
 use std::collections::VecDeque;
@@ -39,6 +42,7 @@ use crate::stats::HostCounters;
 use crate::time::SimTime;
 
 pub(crate) use receiver::{Receiver, ReceiverPfc};
+pub(crate) use transport::Transports;
 pub(crate) use voq::Voq;
 
 pub(crate) struct Host {
@@ -68,6 +72,8 @@ pub(crate) struct Host {
     rate_limiters_paused: bool,
     /// The scheme's notification point, if it has one.
     pub(crate) np: Option<NotificationPoint>,
+    /// Per-flow transport state (`transport.rs`); None when no flow uses a transport.
+    pub(crate) transports: Option<Box<Transports>>,
 }
 
 impl Host {
@@ -92,6 +98,7 @@ impl Host {
             rng,
             rate_limiters_paused: false,
             np: None,
+            transports: None,
         }
     }
 

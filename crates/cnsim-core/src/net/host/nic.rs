@@ -1,11 +1,11 @@
 //! The NIC: round robin over the VOQs with work, control frames first, one wake-up event per
 //! decision, and the frame it cuts next (paced by the VOQ's limiter).
 
-use super::{count_made, Host, Voq};
+use super::{count_made, transport, Host, Voq};
 
 use crate::cc::Pacing;
 use crate::engine::{EventKind, NodeIdx};
-use crate::net::frame::Frame;
+use crate::net::frame::{Frame, NO_SEQ};
 use crate::net::Ctx;
 use crate::scenario::FlowService;
 use crate::time::{serialization_time, SimTime};
@@ -26,7 +26,7 @@ impl Host {
         } else if self.port.is_paused(now) {
             false
         } else if let Some(slot) = self.pick_voq(me, now, ctx) {
-            let frame = self.take_frame(slot, now, ctx);
+            let frame = self.take_frame(me, slot, now, ctx);
             self.send(me, frame, now, ctx);
             if frame.is_data() {
                 self.after_transmit(me, slot, frame.bytes, now, ctx);
@@ -156,11 +156,20 @@ impl Host {
         }
     }
 
-    pub(super) fn take_frame(&mut self, slot: u32, now: SimTime, ctx: &mut Ctx) -> Frame {
+    pub(super) fn take_frame(
+        &mut self,
+        me: NodeIdx,
+        slot: u32,
+        now: SimTime,
+        ctx: &mut Ctx,
+    ) -> Frame {
         let voq = &mut self.voqs[slot as usize];
         if let Some(mut own) = voq.own_frames.pop_front() {
-            // A message riding the data queue travels in its VOQ's class.
-            own.priority = voq.priority;
+            // A message riding the data queue travels in its VOQ's class; a transport's ACK
+            // in its flow's.
+            if !own.payload.is_transport_ack() {
+                own.priority = voq.priority;
+            }
             return own;
         }
         let from_flow = match (voq.frames.front(), voq.flows.front()) {
@@ -170,7 +179,15 @@ impl Host {
         };
         let mut frame = if from_flow {
             let id = voq.flows.pop_front().expect("checked");
-            let (bytes, finished) = ctx.flows.take_frame_bytes(id);
+            let (bytes, seq, finished) = match self.transports.as_deref_mut() {
+                Some(tp) if !ctx.flows.flows[id as usize].row.transport.is_none() => {
+                    transport::next_frame(tp, me, id, ctx)
+                }
+                _ => {
+                    let (bytes, finished) = ctx.flows.take_frame_bytes(id);
+                    (bytes, NO_SEQ, finished)
+                }
+            };
             if !finished {
                 match self.flow_service {
                     FlowService::Fifo => voq.flows.push_front(id),
@@ -181,6 +198,7 @@ impl Host {
             let mut f = Frame::data(self.id, voq.dst, bytes, now);
             f.flow_id = id;
             f.priority = voq.priority;
+            f.seq = seq;
             f
         } else if let Some(f) = voq.frames.pop_front() {
             voq.bytes -= f.bytes as u64;

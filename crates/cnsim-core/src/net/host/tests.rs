@@ -200,7 +200,7 @@ fn burst_after_wait(bucket_bytes: f64) -> usize {
     let now = SimTime::from_secs_f64(0.01);
     let mut sent = 0;
     while host.voqs[slot as usize].ready_at() <= now {
-        host.take_frame(slot, now, &mut ctx);
+        host.take_frame(0, slot, now, &mut ctx);
         sent += 1;
         assert!(sent < 1000, "the bucket never ran dry");
     }

@@ -136,7 +136,7 @@ impl Host {
         }
     }
 
-    fn add_to_ring(&mut self, slot: u32) {
+    pub(super) fn add_to_ring(&mut self, slot: u32) {
         let voq = &mut self.voqs[slot as usize];
         if !voq.in_ring && voq.has_work() {
             voq.in_ring = true;

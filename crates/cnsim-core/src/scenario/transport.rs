@@ -1,0 +1,122 @@
+//! End-host transports in the scenario: `transport = "none" | "roce"` on a flow entry, the
+//! `[transport]` table (each transport's parameters, and the explicit drop list for tests).
+//! The run-time state machines are `net/host/transport.rs`; the reference is docs/transport.md.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{TrafficKind, TrafficSpec};
+use crate::error::{Check, ConfigError};
+
+/// What carries a flow's bytes.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Transport {
+    /// Open loop (raw Ethernet): frames are cut and sent once; nothing comes back; a flow that
+    /// loses a frame never completes.
+    #[default]
+    None,
+    /// RoCEv2 reliable connection: per-flow packet sequence numbers, ACK every `ack_every`
+    /// packets, one NACK per gap, go-back-N, a retransmission timeout
+    /// (`[transport.roce]`, docs/transport.md).
+    Roce,
+}
+
+impl Transport {
+    pub(crate) fn is_none(&self) -> bool {
+        *self == Transport::None
+    }
+}
+
+/// `[transport]`: every transport's parameters, and frames to drop on purpose (tests).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TransportSpec {
+    /// RoCE's parameters; filled with the defaults when a traffic entry uses roce, so the
+    /// resolved scenario shows the constants that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) roce: Option<RoceParams>,
+    /// Data frames lost on purpose on their sender's link: the first transmission of packet
+    /// `psn` of flow `flow` (a transported flow's id, its index in start order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) drop: Vec<DropSpec>,
+}
+
+/// One frame the sender's link loses (its first transmission only).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DropSpec {
+    pub(crate) flow: u32,
+    /// Packet sequence number (0-based: the flow's first frame is 0).
+    pub(crate) psn: u32,
+}
+
+/// `[transport.roce]` (docs/transport.md gives each default's source).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RoceParams {
+    /// The receiver ACKs every this many in-order packets (and always the flow's last one).
+    pub(crate) ack_every: u32,
+    /// Retransmission timeout: with no ACK progress for this long, the sender goes back to the
+    /// first unacknowledged packet.
+    pub(crate) rto_s: f64,
+    /// Size of ACK and NACK frames on the wire.
+    pub(crate) ack_bytes: u32,
+}
+
+impl Default for RoceParams {
+    fn default() -> Self {
+        RoceParams {
+            ack_every: 1,
+            rto_s: 320e-6,
+            ack_bytes: 64,
+        }
+    }
+}
+
+impl TransportSpec {
+    pub(crate) fn is_default(&self) -> bool {
+        *self == TransportSpec::default()
+    }
+
+    /// Shows RoCE's defaults in the resolved scenario when a traffic entry uses roce.
+    pub(crate) fn fill_defaults(&mut self, traffic: &[TrafficSpec]) {
+        if traffic.iter().any(|t| t.transport == Transport::Roce) {
+            self.roce.get_or_insert_with(RoceParams::default);
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(r) = &self.roce {
+            let c = Check {
+                path: "transport.roce",
+            };
+            if r.ack_every == 0 {
+                return Err(c.fail("ack_every", "must be >= 1 (got 0)"));
+            }
+            c.time_positive("rto_s", r.rto_s)?;
+            if !(64..=9216).contains(&r.ack_bytes) {
+                return Err(c.fail(
+                    "ack_bytes",
+                    format!("must be in [64, 9216] (got {})", r.ack_bytes),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `traffic[i].transport`: only flow entries carry a transport (for now).
+pub(crate) fn check_entry(t: &TrafficSpec, path: &str) -> Result<(), ConfigError> {
+    let flows = matches!(t.kind, TrafficKind::Flows | TrafficKind::FlowTrace);
+    if !t.transport.is_none() && !flows {
+        return Err(Check { path }.fail(
+            "transport",
+            format!(
+                "applies to kind = \"flows\" and \"flow_trace\" only (got kind = \"{}\")",
+                t.kind.name()
+            ),
+        ));
+    }
+    Ok(())
+}
