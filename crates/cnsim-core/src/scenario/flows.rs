@@ -1,6 +1,7 @@
 //! Flow workloads in the scenario: `kind = "flows"` (Poisson arrivals of flows with a size
 //! distribution) and `kind = "flow_trace"` (flows read from a file or listed inline).
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -216,6 +217,7 @@ impl Scenario {
         &self,
         t: &TrafficSpec,
         path: &str,
+        host_names: &HashSet<&str>,
     ) -> Result<(), ConfigError> {
         let c = Check { path };
         let stray = match t.kind {
@@ -245,47 +247,48 @@ impl Scenario {
                 size.validate(&format!("{path}.size"))?;
                 check_priority(&c, t.priority)
             }
-            TrafficKind::FlowTrace => self.validate_flow_trace(t, &c, path),
+            TrafficKind::FlowTrace => validate_flow_trace(t, &c, path, host_names),
             _ => check_priority(&c, t.priority),
         }
     }
+}
 
-    fn validate_flow_trace(
-        &self,
-        t: &TrafficSpec,
-        c: &Check,
-        path: &str,
-    ) -> Result<(), ConfigError> {
-        for (field, given) in [
-            ("hosts", !t.hosts.is_empty()),
-            ("dst", t.dst.is_some()),
-            ("priority", t.priority != 0),
-            ("stop_s", t.stop_s.is_some()),
-        ] {
-            if given {
-                return Err(c.fail(
-                    field,
-                    "does not apply to kind = \"flow_trace\" (the trace gives each flow's)",
-                ));
-            }
-        }
-        match (&t.trace, t.flows.is_empty()) {
-            (Some(file), true) if !file.is_empty() => {}
-            (None, false) => {
-                for (i, f) in t.flows.iter().enumerate() {
-                    f.validate(&format!("{path}.flows[{i}]"), |h| self.host_exists(h))?;
-                }
-            }
-            _ => return Err(c.fail("trace", "give exactly one of trace (a file) and flows")),
-        }
-        if !(64..=9216).contains(&t.frame_bytes) {
+/// `kind = "flow_trace"`: a file or an inline list, and none of the generated kinds' fields.
+fn validate_flow_trace(
+    t: &TrafficSpec,
+    c: &Check,
+    path: &str,
+    host_names: &HashSet<&str>,
+) -> Result<(), ConfigError> {
+    for (field, given) in [
+        ("hosts", !t.hosts.is_empty()),
+        ("dst", t.dst.is_some()),
+        ("priority", t.priority != 0),
+        ("stop_s", t.stop_s.is_some()),
+    ] {
+        if given {
             return Err(c.fail(
-                "frame_bytes",
-                format!("must be in [64, 9216] (got {})", t.frame_bytes),
+                field,
+                "does not apply to kind = \"flow_trace\" (the trace gives each flow's)",
             ));
         }
-        c.non_negative("start_s", t.start_s)
     }
+    match (&t.trace, t.flows.is_empty()) {
+        (Some(file), true) if !file.is_empty() => {}
+        (None, false) => {
+            for (i, f) in t.flows.iter().enumerate() {
+                f.validate(&format!("{path}.flows[{i}]"), |h| host_names.contains(h))?;
+            }
+        }
+        _ => return Err(c.fail("trace", "give exactly one of trace (a file) and flows")),
+    }
+    if !(64..=9216).contains(&t.frame_bytes) {
+        return Err(c.fail(
+            "frame_bytes",
+            format!("must be in [64, 9216] (got {})", t.frame_bytes),
+        ));
+    }
+    c.non_negative("start_s", t.start_s)
 }
 
 impl TrafficKind {

@@ -38,8 +38,10 @@ impl Scenario {
             self.validate_link(l, &format!("links[{i}]"), &nodes)?;
         }
         self.validate_host_attachment()?;
+        // Looked up once per traffic host and flow: a set, not a search of the host list.
+        let host_names: HashSet<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
         for (i, t) in self.traffic.iter().enumerate() {
-            self.validate_traffic(t, &format!("traffic[{i}]"))?;
+            self.validate_traffic(t, &format!("traffic[{i}]"), &host_names)?;
         }
         self.validate_congestion()?;
         if let Some(pfc) = &self.pfc {
@@ -110,10 +112,6 @@ impl Scenario {
         Ok(())
     }
 
-    pub(super) fn host_exists(&self, name: &str) -> bool {
-        self.hosts.iter().any(|h| h.name == name)
-    }
-
     fn validate_link(
         &self,
         l: &LinkSpec,
@@ -170,12 +168,17 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_traffic(&self, t: &TrafficSpec, path: &str) -> Result<(), ConfigError> {
+    fn validate_traffic(
+        &self,
+        t: &TrafficSpec,
+        path: &str,
+        host_names: &HashSet<&str>,
+    ) -> Result<(), ConfigError> {
         let c = Check { path };
         if t.seed.is_some() && matches!(t.kind, TrafficKind::FlowTrace | TrafficKind::Saturate) {
             return Err(c.fail("seed", "does not apply to kind (nothing random to seed)"));
         }
-        self.validate_flow_fields(t, path)?;
+        self.validate_flow_fields(t, path, host_names)?;
         if t.kind == TrafficKind::FlowTrace {
             return Ok(());
         }
@@ -183,7 +186,7 @@ impl Scenario {
             return Err(c.fail("hosts", "at least one sending host is required"));
         }
         for h in &t.hosts {
-            if !self.host_exists(h) {
+            if !host_names.contains(h.as_str()) {
                 return Err(c.fail("hosts", format!("unknown host '{h}'")));
             }
         }
@@ -204,13 +207,13 @@ impl Scenario {
                     return Err(c.fail("dst", "'uniform' needs at least two hosts"));
                 }
             }
-            DstSpec::One(d) => self.check_dst(&c, t, d)?,
+            DstSpec::One(d) => Self::check_dst(&c, t, d, host_names)?,
             DstSpec::Many(list) => {
                 if list.is_empty() {
                     return Err(c.fail("dst", "the destination list is empty"));
                 }
                 for d in list {
-                    self.check_dst(&c, t, d)?;
+                    Self::check_dst(&c, t, d, host_names)?;
                 }
             }
         }
@@ -262,8 +265,13 @@ impl Scenario {
         Ok(())
     }
 
-    fn check_dst(&self, c: &Check, t: &TrafficSpec, d: &str) -> Result<(), ConfigError> {
-        if !self.host_exists(d) {
+    fn check_dst(
+        c: &Check,
+        t: &TrafficSpec,
+        d: &str,
+        host_names: &HashSet<&str>,
+    ) -> Result<(), ConfigError> {
+        if !host_names.contains(d) {
             return Err(c.fail("dst", format!("unknown host '{d}'")));
         }
         if t.hosts.len() == 1 && t.hosts[0] == d {
@@ -360,12 +368,14 @@ impl Scenario {
     /// Upper estimates of the run's events, probe samples and memory, from the traffic's
     /// frame rates, the path lengths and the probes; cheap (no network is built).
     pub fn estimate(&self) -> Estimate {
-        let line_rate = |host: &str| {
-            self.links
-                .iter()
-                .find(|l| l.ends.iter().any(|e| e == host))
-                .map_or(0.0, |l| l.rate_bps)
-        };
+        // A host's line rate: its first link's (a map, not a search of the links per host).
+        let mut rates: std::collections::HashMap<&str, f64> = Default::default();
+        for l in self.links.iter().rev() {
+            for end in &l.ends {
+                rates.insert(end.as_str(), l.rate_bps);
+            }
+        }
+        let line_rate = |host: &str| rates.get(host).copied().unwrap_or(0.0);
         let mut frames_events = 0.0;
         let mut workload_flows = 0.0;
         for t in &self.traffic {
