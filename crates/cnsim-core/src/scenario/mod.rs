@@ -8,6 +8,8 @@ pub mod flows;
 mod overrides;
 pub mod pfc;
 pub mod routing;
+pub mod selection;
+pub mod topology;
 mod validate;
 
 use schemars::JsonSchema;
@@ -24,6 +26,8 @@ pub use flows::{FlowSpec, SizeSpec};
 pub use overrides::apply_override;
 pub use pfc::{PfcSpec, PfcThreshold, Scheduler, N_CLASSES};
 pub use routing::{EcmpKey, Multipath, RoutingSpec};
+pub use selection::{HostPart, HostSet};
+pub use topology::TopologySpec;
 pub use validate::{
     Estimate, DEFAULT_MAX_EVENTS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_PROBE_SAMPLES,
     MAX_FRAME_BYTES, MAX_PORTS_PER_NODE, MIN_LOAD,
@@ -43,9 +47,16 @@ pub struct Scenario {
     /// Simulated time to run.
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub duration_s: f64,
+    /// A generated fabric (fat tree, leaf-spine, three-tier Clos), expanded into `hosts`,
+    /// `switches` and `links` when the scenario is read; a resolved scenario has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologySpec>,
+    /// Required, unless `topology` generates them.
+    #[serde(default)]
     pub hosts: Vec<HostSpec>,
     #[serde(default)]
     pub switches: Vec<SwitchSpec>,
+    #[serde(default)]
     pub links: Vec<LinkSpec>,
     #[serde(default)]
     pub traffic: Vec<TrafficSpec>,
@@ -273,21 +284,24 @@ pub enum TrafficKind {
     FlowTrace,
 }
 
-/// Where a source's frames go: one host, "uniform" over all others, or a list (uniform over it).
+/// Where a source's frames go: one host, "uniform" over all others, or a list (uniform over it);
+/// a part of the `[topology]` is replaced by the list of its hosts when the scenario is read.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(untagged)]
 pub enum DstSpec {
     One(String),
     Many(Vec<String>),
+    Part(HostPart),
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficSpec {
     pub kind: TrafficKind,
-    /// The sending hosts; each gets its own source with its own random stream.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<String>,
+    /// The sending hosts, each with its own source and random stream: names, "all", or a part
+    /// of the `[topology]` (`{ pod = P }`, `{ pod = P, rack = R }`, `{ leaf = L }`).
+    #[serde(default, skip_serializing_if = "HostSet::is_empty")]
+    pub hosts: HostSet,
     /// A host, "uniform" (all others), a list, or "permutation" (flows: each sender gets one
     /// fixed partner, a random derangement of the entry's hosts). Not for `flow_trace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -574,9 +588,11 @@ impl Scenario {
         for (path, v) in overrides {
             apply_override(&mut value, path, v)?;
         }
+        topology::default_multipath(&mut value);
         apply_ecm_defaults(&mut value);
         apply_dcqcn_parameter_set(&mut value)?;
         let mut scenario: Scenario = deserialize_with_path(value)?;
+        scenario.expand_topology()?;
         scenario.fill_defaults();
         scenario.validate()?;
         Ok(scenario)

@@ -216,6 +216,8 @@ impl Scenario {
                     Self::check_dst(&c, t, d, host_names)?;
                 }
             }
+            // Expanded into a list when the scenario is read (`expand_topology`).
+            DstSpec::Part(_) => return Err(c.fail("dst", "a selection needs a [topology]")),
         }
         let stray = match t.kind {
             TrafficKind::Bernoulli => t.rate_bps.map(|_| "rate_bps"),
@@ -412,7 +414,7 @@ impl Scenario {
                     let dsts = match &t.dst {
                         Some(DstSpec::One(d)) if d == UNIFORM => n_hosts - 1.0,
                         Some(DstSpec::Many(list)) => list.len() as f64,
-                        Some(DstSpec::One(_)) | None => 1.0,
+                        Some(DstSpec::One(_) | DstSpec::Part(_)) | None => 1.0,
                     };
                     t.hosts.len() as f64 * dsts
                 })
@@ -481,7 +483,7 @@ impl Scenario {
             }
             Some(DstSpec::One(d)) => far(d),
             Some(DstSpec::Many(list)) => list.iter().map(|d| far(d)).max().unwrap_or(1),
-            None => dist.values().copied().max().unwrap_or(1),
+            Some(DstSpec::Part(_)) | None => dist.values().copied().max().unwrap_or(1),
         }
     }
 
@@ -539,7 +541,7 @@ impl Scenario {
 }
 
 impl HostSpec {
-    fn validate(&self, path: &str) -> Result<(), ConfigError> {
+    pub(super) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         if let Some(b) = self.nic_buffer_bytes {
             c.bytes_positive("nic_buffer_bytes", b)?;
@@ -602,7 +604,7 @@ fn validate_watermarks(xoff: f64, xon: f64, path: &str) -> Result<(), ConfigErro
 }
 
 impl SwitchSpec {
-    fn validate(&self, path: &str) -> Result<(), ConfigError> {
+    pub(super) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         c.time_non_negative("latency_s", self.latency_s)?;
         for (field, v) in [

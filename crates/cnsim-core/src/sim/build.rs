@@ -254,6 +254,7 @@ fn build_sources(
                         .filter(|&h| h != host)
                         .collect(),
                 ),
+                DstSpec::Part(_) => unreachable!("validated: selections are expanded"),
             };
             let dst = check_destinations(sc, ti, t, nodes, reach, host_name, host, dst)?;
             let rng = stream(

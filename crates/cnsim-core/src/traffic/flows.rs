@@ -341,6 +341,7 @@ fn destinations(
                 )
             })
             .collect(),
+        DstSpec::Part(_) => unreachable!("validated: selections are expanded"),
     }
 }
 
