@@ -44,14 +44,48 @@ pub enum SizeSpec {
         max_bytes: f64,
     },
     /// An empirical CDF: points `[size_bytes, cumulative_probability]`, sizes interpolated
-    /// linearly between points; given inline (`cdf`) or as a file of `size_bytes
-    /// cumulative_probability` lines (`cdf_file`, relative to the scenario file).
+    /// linearly between points; given inline (`cdf`: the points, or the name of a workload
+    /// shipped with cnsim: "websearch", "fb_hadoop", "ali_storage") or as a file of `size_bytes
+    /// cumulative_probability` lines, or `size_bytes cumulative_percent` as the HPCC
+    /// simulator writes them (`cdf_file`, relative to the scenario file). `dist` may be left
+    /// out when `cdf` or `cdf_file` is given.
     Empirical {
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        cdf: Vec<[f64; 2]>,
+        #[serde(default, skip_serializing_if = "Cdf::is_empty")]
+        cdf: Cdf,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cdf_file: Option<String>,
     },
+}
+
+/// An inline CDF: its points, or the name of a shipped workload (`traffic/cdf.rs`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(untagged)]
+pub enum Cdf {
+    /// "websearch" (DCTCP, SIGCOMM 2010), "fb_hadoop" (Roy et al., SIGCOMM 2015) or
+    /// "ali_storage" (Alibaba storage 2019), as the HPCC simulator ships them.
+    Named(String),
+    /// `[size_bytes, cumulative_probability]` points.
+    Points(Vec<[f64; 2]>),
+}
+
+impl Default for Cdf {
+    fn default() -> Self {
+        Cdf::Points(Vec::new())
+    }
+}
+
+impl Cdf {
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Cdf::Points(p) if p.is_empty())
+    }
+
+    /// The points (a named workload's from the crate); None for an unknown name.
+    pub(crate) fn points(&self) -> Option<Vec<[f64; 2]>> {
+        match self {
+            Cdf::Named(name) => crate::traffic::cdf::named(name),
+            Cdf::Points(p) => Some(p.clone()),
+        }
+    }
 }
 
 /// One flow of an inline list (`kind = "flow_trace"`, `flows = [...]`).
@@ -87,7 +121,10 @@ impl SizeSpec {
                 })
             }),
             SizeSpec::BoundedPareto { min_bytes, .. } => Some(*min_bytes),
-            SizeSpec::Empirical { cdf, .. } => cdf.first().map(|p| p[0]),
+            SizeSpec::Empirical { cdf, .. } => cdf
+                .points()
+                .filter(|p| !p.is_empty())
+                .map(|p| crate::traffic::flows::SizeDist::Empirical(p).mean_bytes()),
         }
     }
 
@@ -137,7 +174,20 @@ impl SizeSpec {
                 Ok(())
             }
             SizeSpec::Empirical { cdf, cdf_file } => match (cdf.is_empty(), cdf_file) {
-                (false, None) => validate_cdf(cdf, &format!("{path}.cdf")),
+                (false, None) => match cdf.points() {
+                    Some(points) => validate_cdf(&points, &format!("{path}.cdf")),
+                    None => Err(c.fail(
+                        "cdf",
+                        format!(
+                            "unknown workload {} (known: {}; or give the points, or a cdf_file)",
+                            match cdf {
+                                Cdf::Named(name) => format!("'{name}'"),
+                                Cdf::Points(_) => String::new(),
+                            },
+                            crate::traffic::cdf::names()
+                        ),
+                    )),
+                },
                 (true, Some(_)) => Ok(()),
                 _ => Err(c.fail("cdf", "give exactly one of cdf and cdf_file")),
             },
@@ -145,8 +195,8 @@ impl SizeSpec {
     }
 }
 
-/// An empirical CDF: sizes >= 1 and non-decreasing, probabilities non-decreasing in [0, 1],
-/// the last one 1.
+/// An empirical CDF: sizes >= 1 (the first may be 0, as the HPCC simulator's files start) and
+/// non-decreasing, probabilities non-decreasing in [0, 1], the last one 1.
 pub fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), ConfigError> {
     if points.is_empty() {
         return Err(ConfigError::field(path, "the CDF has no points"));
@@ -154,10 +204,13 @@ pub fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), ConfigError> 
     let mut prev = [0.0, 0.0];
     for (i, &[size, p]) in points.iter().enumerate() {
         let at = format!("{path}[{i}]");
-        if !(size >= 1.0 && size.is_finite()) || size < prev[0] {
+        let smallest = if i == 0 { 0.0 } else { 1.0 };
+        if !(size >= smallest && size.is_finite()) || size < prev[0] {
             return Err(ConfigError::field(
                 at,
-                format!("sizes must be >= 1 byte and non-decreasing (got {size})"),
+                format!(
+                    "sizes must be >= 1 byte (the first may be 0) and non-decreasing (got {size})"
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&p) || p < prev[1] {
@@ -178,6 +231,23 @@ pub fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), ConfigError> 
         ));
     }
     Ok(())
+}
+
+/// `size = { cdf = ... }` or `{ cdf_file = ... }` without `dist` is an empirical CDF: the tag
+/// is added to the TOML before it is read, so the resolved scenario shows it.
+pub(super) fn default_empirical(root: &mut toml::Table) {
+    let Some(toml::Value::Array(entries)) = root.get_mut("traffic") else {
+        return;
+    };
+    for entry in entries {
+        let Some(toml::Value::Table(size)) = entry.get_mut("size") else {
+            continue;
+        };
+        if !size.contains_key("dist") && (size.contains_key("cdf") || size.contains_key("cdf_file"))
+        {
+            size.insert("dist".into(), toml::Value::String("empirical".into()));
+        }
+    }
 }
 
 impl FlowSpec {

@@ -22,7 +22,7 @@ use crate::cc::path_probe::PathProbeParams;
 use crate::cc::qcn::QcnParams;
 use crate::error::ConfigError;
 
-pub use flows::{FlowSpec, SizeSpec};
+pub use flows::{Cdf, FlowSpec, SizeSpec};
 pub use overrides::apply_override;
 pub use pfc::{PfcSpec, PfcThreshold, Scheduler, N_CLASSES};
 pub use routing::{EcmpKey, Multipath, RoutingSpec};
@@ -589,6 +589,7 @@ impl Scenario {
             apply_override(&mut value, path, v)?;
         }
         topology::default_multipath(&mut value);
+        flows::default_empirical(&mut value);
         apply_ecm_defaults(&mut value);
         apply_dcqcn_parameter_set(&mut value)?;
         let mut scenario: Scenario = deserialize_with_path(value)?;

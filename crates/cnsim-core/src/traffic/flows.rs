@@ -101,9 +101,11 @@ impl SizeDist {
                 min: *min_bytes,
                 max: *max_bytes,
             },
-            SizeSpec::Empirical { cdf, .. } => {
-                SizeDist::Empirical(cdf_from_file.unwrap_or_else(|| cdf.clone()))
-            }
+            SizeSpec::Empirical { cdf, .. } => SizeDist::Empirical(
+                cdf_from_file
+                    .or_else(|| cdf.points())
+                    .expect("validated: a known workload"),
+            ),
         }
     }
 
@@ -242,7 +244,7 @@ fn read_cdf_file(size: &SizeSpec, path: &str) -> Result<Option<Vec<[f64; 2]>>, C
         return Ok(None);
     };
     let field = format!("{path}.size.cdf_file");
-    let points = super::trace::read_cdf(Path::new(file), &field)?;
+    let points = super::cdf::read_file(Path::new(file), &field)?;
     crate::scenario::flows::validate_cdf(&points, &field)?;
     Ok(Some(points))
 }

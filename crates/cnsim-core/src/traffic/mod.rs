@@ -5,6 +5,7 @@
 //! probability `load`; the gap to the next arrival is drawn as a geometric number of slots, so
 //! the cost is one event per frame, not per slot.
 
+pub(crate) mod cdf;
 pub(crate) mod flows;
 pub(crate) mod trace;
 
