@@ -101,33 +101,6 @@ pub struct FlowSpec {
 }
 
 impl SizeSpec {
-    /// The distribution's mean where the spec alone gives it (not for a CDF file), for the
-    /// resource estimate.
-    pub fn mean_bytes_hint(&self) -> Option<f64> {
-        match self {
-            SizeSpec::Fixed { bytes } => Some(*bytes),
-            SizeSpec::Exponential { mean_bytes } => Some(*mean_bytes),
-            SizeSpec::Pareto {
-                shape,
-                scale_bytes,
-                mean_bytes,
-            } => mean_bytes.or_else(|| {
-                scale_bytes.map(|s| {
-                    if *shape > 1.0 {
-                        shape * s / (shape - 1.0)
-                    } else {
-                        s
-                    }
-                })
-            }),
-            SizeSpec::BoundedPareto { min_bytes, .. } => Some(*min_bytes),
-            SizeSpec::Empirical { cdf, .. } => cdf
-                .points()
-                .filter(|p| !p.is_empty())
-                .map(|p| crate::traffic::flows::SizeDist::Empirical(p).mean_bytes()),
-        }
-    }
-
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         match self {

@@ -4,6 +4,7 @@
 //! path of the field (`traffic[2].load: must be in (0, 1] (got 1.5)`), and the resolved scenario
 //! (defaults filled in) is written next to every result so a run can always be repeated.
 
+mod estimate;
 pub mod flows;
 mod overrides;
 pub mod pfc;
@@ -22,6 +23,7 @@ use crate::cc::path_probe::PathProbeParams;
 use crate::cc::qcn::QcnParams;
 use crate::error::ConfigError;
 
+pub use estimate::Estimate;
 pub use flows::{Cdf, FlowSpec, SizeSpec};
 pub use overrides::apply_override;
 pub use pfc::{PfcSpec, PfcThreshold, Scheduler, N_CLASSES};
@@ -29,8 +31,8 @@ pub use routing::{EcmpKey, Multipath, RoutingSpec};
 pub use selection::{HostPart, HostSet};
 pub use topology::TopologySpec;
 pub use validate::{
-    Estimate, DEFAULT_MAX_EVENTS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_PROBE_SAMPLES,
-    MAX_FRAME_BYTES, MAX_PORTS_PER_NODE, MIN_LOAD,
+    DEFAULT_MAX_EVENTS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_PROBE_SAMPLES, MAX_FRAME_BYTES,
+    MAX_PORTS_PER_NODE, MIN_LOAD,
 };
 
 /// Pause duration sent with XOFF by default: the maximum, 65535 quanta (3.36 ms at 10 Gb/s).
@@ -582,6 +584,27 @@ impl Scenario {
 
     /// Parses TOML text, applies `--set path=value` overrides, fills defaults and validates.
     pub fn from_toml(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ConfigError> {
+        let scenario = Scenario::parse(text, overrides)?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// As [`Scenario::from_toml`], with relative file paths (traces, CDFs) made absolute from
+    /// `base_dir` (None: the current directory) before validation, so the resource estimate
+    /// reads the files that will run.
+    pub fn from_toml_in(
+        text: &str,
+        overrides: &[(String, String)],
+        base_dir: Option<&std::path::Path>,
+    ) -> Result<Scenario, ConfigError> {
+        let mut scenario = Scenario::parse(text, overrides)?;
+        scenario.make_paths_absolute(base_dir);
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Parsed, overridden, expanded and defaulted; not yet validated.
+    fn parse(text: &str, overrides: &[(String, String)]) -> Result<Scenario, ConfigError> {
         let mut value: toml::Table = text
             .parse()
             .map_err(|e: toml::de::Error| crate::error::toml_syntax_error(text, &e))?;
@@ -595,7 +618,6 @@ impl Scenario {
         let mut scenario: Scenario = deserialize_with_path(value)?;
         scenario.expand_topology()?;
         scenario.fill_defaults();
-        scenario.validate()?;
         Ok(scenario)
     }
 
