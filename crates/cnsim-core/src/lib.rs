@@ -89,8 +89,7 @@ pub fn resolve_in(
         }
         all.push(("seed".into(), s.to_string()));
     }
-    let mut scenario = Scenario::from_toml(text, &all)?;
-    scenario.make_paths_absolute(base_dir);
+    let scenario = Scenario::from_toml_in(text, &all, base_dir)?;
     // Routes and destinations are checked by building the network, so a scenario that
     // resolves also runs (a sweep validates every point before running any).
     sim::check_buildable(&scenario)?;

@@ -1,6 +1,7 @@
 //! Flow workloads in the scenario: `kind = "flows"` (Poisson arrivals of flows with a size
 //! distribution) and `kind = "flow_trace"` (flows read from a file or listed inline).
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -43,14 +44,48 @@ pub(crate) enum SizeSpec {
         max_bytes: f64,
     },
     /// An empirical CDF: points `[size_bytes, cumulative_probability]`, sizes interpolated
-    /// linearly between points; given inline (`cdf`) or as a file of `size_bytes
-    /// cumulative_probability` lines (`cdf_file`, relative to the scenario file).
+    /// linearly between points; given inline (`cdf`: the points, or the name of a workload
+    /// shipped with cnsim: "websearch", "fb_hadoop", "ali_storage") or as a file of `size_bytes
+    /// cumulative_probability` lines, or `size_bytes cumulative_percent` as the HPCC
+    /// simulator writes them (`cdf_file`, relative to the scenario file). `dist` may be left
+    /// out when `cdf` or `cdf_file` is given.
     Empirical {
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        cdf: Vec<[f64; 2]>,
+        #[serde(default, skip_serializing_if = "Cdf::is_empty")]
+        cdf: Cdf,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cdf_file: Option<String>,
     },
+}
+
+/// An inline CDF: its points, or the name of a shipped workload (`traffic/cdf.rs`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum Cdf {
+    /// "websearch" (DCTCP, SIGCOMM 2010), "fb_hadoop" (Roy et al., SIGCOMM 2015) or
+    /// "ali_storage" (Alibaba storage 2019), as the HPCC simulator ships them.
+    Named(String),
+    /// `[size_bytes, cumulative_probability]` points.
+    Points(Vec<[f64; 2]>),
+}
+
+impl Default for Cdf {
+    fn default() -> Self {
+        Cdf::Points(Vec::new())
+    }
+}
+
+impl Cdf {
+    pub(crate) fn is_empty(&self) -> bool {
+        matches!(self, Cdf::Points(p) if p.is_empty())
+    }
+
+    /// The points (a named workload's from the crate); None for an unknown name.
+    pub(crate) fn points(&self) -> Option<Vec<[f64; 2]>> {
+        match self {
+            Cdf::Named(name) => crate::scenario::cdf::named(name),
+            Cdf::Points(p) => Some(p.clone()),
+        }
+    }
 }
 
 /// One flow of an inline list (`kind = "flow_trace"`, `flows = [...]`).
@@ -66,30 +101,6 @@ pub(crate) struct FlowSpec {
 }
 
 impl SizeSpec {
-    /// The distribution's mean where the spec alone gives it (not for a CDF file), for the
-    /// resource estimate.
-    pub(crate) fn mean_bytes_hint(&self) -> Option<f64> {
-        match self {
-            SizeSpec::Fixed { bytes } => Some(*bytes),
-            SizeSpec::Exponential { mean_bytes } => Some(*mean_bytes),
-            SizeSpec::Pareto {
-                shape,
-                scale_bytes,
-                mean_bytes,
-            } => mean_bytes.or_else(|| {
-                scale_bytes.map(|s| {
-                    if *shape > 1.0 {
-                        shape * s / (shape - 1.0)
-                    } else {
-                        s
-                    }
-                })
-            }),
-            SizeSpec::BoundedPareto { min_bytes, .. } => Some(*min_bytes),
-            SizeSpec::Empirical { cdf, .. } => cdf.first().map(|p| p[0]),
-        }
-    }
-
     pub(crate) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
         match self {
@@ -136,7 +147,20 @@ impl SizeSpec {
                 Ok(())
             }
             SizeSpec::Empirical { cdf, cdf_file } => match (cdf.is_empty(), cdf_file) {
-                (false, None) => validate_cdf(cdf, &format!("{path}.cdf")),
+                (false, None) => match cdf.points() {
+                    Some(points) => validate_cdf(&points, &format!("{path}.cdf")),
+                    None => Err(c.fail(
+                        "cdf",
+                        format!(
+                            "unknown workload {} (known: {}; or give the points, or a cdf_file)",
+                            match cdf {
+                                Cdf::Named(name) => format!("'{name}'"),
+                                Cdf::Points(_) => String::new(),
+                            },
+                            crate::scenario::cdf::names()
+                        ),
+                    )),
+                },
                 (true, Some(_)) => Ok(()),
                 _ => Err(c.fail("cdf", "give exactly one of cdf and cdf_file")),
             },
@@ -144,8 +168,8 @@ impl SizeSpec {
     }
 }
 
-/// An empirical CDF: sizes >= 1 and non-decreasing, probabilities non-decreasing in [0, 1],
-/// the last one 1.
+/// An empirical CDF: sizes >= 1 (the first may be 0, as the HPCC simulator's files start) and
+/// non-decreasing, probabilities non-decreasing in [0, 1], the last one 1.
 pub(crate) fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), ConfigError> {
     if points.is_empty() {
         return Err(ConfigError::field(path, "the CDF has no points"));
@@ -153,10 +177,13 @@ pub(crate) fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), Config
     let mut prev = [0.0, 0.0];
     for (i, &[size, p]) in points.iter().enumerate() {
         let at = format!("{path}[{i}]");
-        if !(size >= 1.0 && size.is_finite()) || size < prev[0] {
+        let smallest = if i == 0 { 0.0 } else { 1.0 };
+        if !(size >= smallest && size.is_finite()) || size < prev[0] {
             return Err(ConfigError::field(
                 at,
-                format!("sizes must be >= 1 byte and non-decreasing (got {size})"),
+                format!(
+                    "sizes must be >= 1 byte (the first may be 0) and non-decreasing (got {size})"
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&p) || p < prev[1] {
@@ -177,6 +204,23 @@ pub(crate) fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), Config
         ));
     }
     Ok(())
+}
+
+/// `size = { cdf = ... }` or `{ cdf_file = ... }` without `dist` is an empirical CDF: the tag
+/// is added to the TOML before it is read, so the resolved scenario shows it.
+pub(super) fn default_empirical(root: &mut toml::Table) {
+    let Some(toml::Value::Array(entries)) = root.get_mut("traffic") else {
+        return;
+    };
+    for entry in entries {
+        let Some(toml::Value::Table(size)) = entry.get_mut("size") else {
+            continue;
+        };
+        if !size.contains_key("dist") && (size.contains_key("cdf") || size.contains_key("cdf_file"))
+        {
+            size.insert("dist".into(), toml::Value::String("empirical".into()));
+        }
+    }
 }
 
 impl FlowSpec {
@@ -216,6 +260,7 @@ impl Scenario {
         &self,
         t: &TrafficSpec,
         path: &str,
+        host_names: &HashSet<&str>,
     ) -> Result<(), ConfigError> {
         let c = Check { path };
         let stray = match t.kind {
@@ -245,47 +290,48 @@ impl Scenario {
                 size.validate(&format!("{path}.size"))?;
                 check_priority(&c, t.priority)
             }
-            TrafficKind::FlowTrace => self.validate_flow_trace(t, &c, path),
+            TrafficKind::FlowTrace => validate_flow_trace(t, &c, path, host_names),
             _ => check_priority(&c, t.priority),
         }
     }
+}
 
-    fn validate_flow_trace(
-        &self,
-        t: &TrafficSpec,
-        c: &Check,
-        path: &str,
-    ) -> Result<(), ConfigError> {
-        for (field, given) in [
-            ("hosts", !t.hosts.is_empty()),
-            ("dst", t.dst.is_some()),
-            ("priority", t.priority != 0),
-            ("stop_s", t.stop_s.is_some()),
-        ] {
-            if given {
-                return Err(c.fail(
-                    field,
-                    "does not apply to kind = \"flow_trace\" (the trace gives each flow's)",
-                ));
-            }
-        }
-        match (&t.trace, t.flows.is_empty()) {
-            (Some(file), true) if !file.is_empty() => {}
-            (None, false) => {
-                for (i, f) in t.flows.iter().enumerate() {
-                    f.validate(&format!("{path}.flows[{i}]"), |h| self.host_exists(h))?;
-                }
-            }
-            _ => return Err(c.fail("trace", "give exactly one of trace (a file) and flows")),
-        }
-        if !(64..=9216).contains(&t.frame_bytes) {
+/// `kind = "flow_trace"`: a file or an inline list, and none of the generated kinds' fields.
+fn validate_flow_trace(
+    t: &TrafficSpec,
+    c: &Check,
+    path: &str,
+    host_names: &HashSet<&str>,
+) -> Result<(), ConfigError> {
+    for (field, given) in [
+        ("hosts", !t.hosts.is_empty()),
+        ("dst", t.dst.is_some()),
+        ("priority", t.priority != 0),
+        ("stop_s", t.stop_s.is_some()),
+    ] {
+        if given {
             return Err(c.fail(
-                "frame_bytes",
-                format!("must be in [64, 9216] (got {})", t.frame_bytes),
+                field,
+                "does not apply to kind = \"flow_trace\" (the trace gives each flow's)",
             ));
         }
-        c.non_negative("start_s", t.start_s)
     }
+    match (&t.trace, t.flows.is_empty()) {
+        (Some(file), true) if !file.is_empty() => {}
+        (None, false) => {
+            for (i, f) in t.flows.iter().enumerate() {
+                f.validate(&format!("{path}.flows[{i}]"), |h| host_names.contains(h))?;
+            }
+        }
+        _ => return Err(c.fail("trace", "give exactly one of trace (a file) and flows")),
+    }
+    if !(64..=9216).contains(&t.frame_bytes) {
+        return Err(c.fail(
+            "frame_bytes",
+            format!("must be in [64, 9216] (got {})", t.frame_bytes),
+        ));
+    }
+    c.non_negative("start_s", t.start_s)
 }
 
 impl TrafficKind {
@@ -326,4 +372,25 @@ impl Scenario {
             }
         }
     }
+}
+
+/// Mean of the bounded Pareto law with shape `a` on [l, h].
+pub(crate) fn bounded_pareto_mean(a: f64, l: f64, h: f64) -> f64 {
+    let norm = 1.0 - (l / h).powf(a);
+    if (a - 1.0).abs() < 1e-12 {
+        l * (h / l).ln() / norm
+    } else {
+        l.powf(a) / norm * a / (a - 1.0) * (l.powf(1.0 - a) - h.powf(1.0 - a))
+    }
+}
+
+/// Mean of the piecewise-linear CDF: each segment contributes its probability mass times its
+/// midpoint; mass at the first point counts at that size.
+pub(crate) fn empirical_mean(points: &[[f64; 2]]) -> f64 {
+    let mut mean = points[0][0] * points[0][1];
+    for w in points.windows(2) {
+        let ([x0, p0], [x1, p1]) = (w[0], w[1]);
+        mean += (p1 - p0) * (x0 + x1) / 2.0;
+    }
+    mean
 }

@@ -37,8 +37,10 @@ impl Scenario {
             self.validate_link(l, &format!("links[{i}]"), &nodes)?;
         }
         self.validate_host_attachment()?;
+        // Looked up once per traffic host and flow: a set, not a search of the host list.
+        let host_names: HashSet<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
         for (i, t) in self.traffic.iter().enumerate() {
-            self.validate_traffic(t, &format!("traffic[{i}]"))?;
+            self.validate_traffic(t, &format!("traffic[{i}]"), &host_names)?;
         }
         // Each scheme's table, checked by the scheme (`cc/`).
         self.congestion.validate()?;
@@ -111,10 +113,6 @@ impl Scenario {
         Ok(())
     }
 
-    pub(super) fn host_exists(&self, name: &str) -> bool {
-        self.hosts.iter().any(|h| h.name == name)
-    }
-
     fn validate_link(
         &self,
         l: &LinkSpec,
@@ -172,12 +170,17 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_traffic(&self, t: &TrafficSpec, path: &str) -> Result<(), ConfigError> {
+    fn validate_traffic(
+        &self,
+        t: &TrafficSpec,
+        path: &str,
+        host_names: &HashSet<&str>,
+    ) -> Result<(), ConfigError> {
         let c = Check { path };
         if t.seed.is_some() && matches!(t.kind, TrafficKind::FlowTrace | TrafficKind::Saturate) {
             return Err(c.fail("seed", "does not apply to kind (nothing random to seed)"));
         }
-        self.validate_flow_fields(t, path)?;
+        self.validate_flow_fields(t, path, host_names)?;
         super::transport::check_entry(t, path)?;
         if t.kind == TrafficKind::FlowTrace {
             return Ok(());
@@ -186,7 +189,7 @@ impl Scenario {
             return Err(c.fail("hosts", "at least one sending host is required"));
         }
         for h in &t.hosts {
-            if !self.host_exists(h) {
+            if !host_names.contains(h.as_str()) {
                 return Err(c.fail("hosts", format!("unknown host '{h}'")));
             }
         }
@@ -207,15 +210,17 @@ impl Scenario {
                     return Err(c.fail("dst", "'uniform' needs at least two hosts"));
                 }
             }
-            DstSpec::One(d) => self.check_dst(&c, t, d)?,
+            DstSpec::One(d) => Self::check_dst(&c, t, d, host_names)?,
             DstSpec::Many(list) => {
                 if list.is_empty() {
                     return Err(c.fail("dst", "the destination list is empty"));
                 }
                 for d in list {
-                    self.check_dst(&c, t, d)?;
+                    Self::check_dst(&c, t, d, host_names)?;
                 }
             }
+            // Expanded into a list when the scenario is read (`expand_topology`).
+            DstSpec::Part(_) => return Err(c.fail("dst", "a selection needs a [topology]")),
         }
         let stray = match t.kind {
             TrafficKind::Bernoulli => t.rate_bps.map(|_| "rate_bps"),
@@ -265,8 +270,13 @@ impl Scenario {
         Ok(())
     }
 
-    fn check_dst(&self, c: &Check, t: &TrafficSpec, d: &str) -> Result<(), ConfigError> {
-        if !self.host_exists(d) {
+    fn check_dst(
+        c: &Check,
+        t: &TrafficSpec,
+        d: &str,
+        host_names: &HashSet<&str>,
+    ) -> Result<(), ConfigError> {
+        if !host_names.contains(d) {
             return Err(c.fail("dst", format!("unknown host '{d}'")));
         }
         if t.hosts.len() == 1 && t.hosts[0] == d {
@@ -280,25 +290,6 @@ impl Scenario {
 pub(crate) const DEFAULT_MAX_EVENTS: f64 = 1e10;
 pub(crate) const DEFAULT_MAX_PROBE_SAMPLES: f64 = 1e8;
 pub(crate) const DEFAULT_MAX_MEMORY_BYTES: f64 = 8e9;
-
-/// Bytes per probe sample: 24 in the core's columns, about as much again in the DataFrame
-/// and the Parquet encoder that copy them.
-const BYTES_PER_SAMPLE: f64 = 64.0;
-/// Bytes per (host, destination) queue with its rate limiter state. A host keeps one only for
-/// destinations it has work or a limiter for.
-const BYTES_PER_VOQ: f64 = 256.0;
-/// VOQs a host without rate limiters is taken to hold at once (queues with frames waiting).
-const BUSY_VOQS_PER_HOST: f64 = 64.0;
-/// Bytes per flow of a workload: its run-time state and its output record.
-const BYTES_PER_FLOW: f64 = 160.0;
-
-/// What a run is estimated to cost (upper estimates, for the fail-fast caps).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Estimate {
-    pub events: f64,
-    pub probe_samples: f64,
-    pub memory_bytes: f64,
-}
 
 impl Scenario {
     /// Ports per node fit their u16 index.
@@ -322,124 +313,6 @@ impl Scenario {
             }
         }
         Ok(())
-    }
-
-    /// Upper estimates of the run's events, probe samples and memory, from the traffic's
-    /// frame rates, the path lengths and the probes; cheap (no network is built).
-    pub fn estimate(&self) -> Estimate {
-        let line_rate = |host: &str| {
-            self.links
-                .iter()
-                .find(|l| l.ends.iter().any(|e| e == host))
-                .map_or(0.0, |l| l.rate_bps)
-        };
-        let mut frames_events = 0.0;
-        let mut workload_flows = 0.0;
-        for t in &self.traffic {
-            let stop = t.stop_s.unwrap_or(self.duration_s).min(self.duration_s);
-            let active_s = (stop - t.start_s).max(0.0);
-            let frame_bits = 8.0 * f64::from(t.frame_bytes + self.model.wire_overhead_bytes);
-            let hops = self.longest_path_links(t).max(1) as f64;
-            for h in &t.hosts {
-                let rate = match t.kind {
-                    TrafficKind::Bernoulli | TrafficKind::Flows => {
-                        t.load.unwrap_or(1.0) * line_rate(h)
-                    }
-                    TrafficKind::Cbr => t.rate_bps.unwrap_or(0.0).min(line_rate(h)),
-                    TrafficKind::Saturate => line_rate(h),
-                    TrafficKind::FlowTrace => 0.0,
-                };
-                if let Some(mean) = t.size.as_ref().and_then(SizeSpec::mean_bytes_hint) {
-                    workload_flows += rate / (8.0 * mean) * active_s;
-                }
-                // Per frame: its generation, and per link an end of transmission and an
-                // arrival; plus the delivery.
-                frames_events += rate / frame_bits * active_s * (2.0 * hops + 2.0);
-            }
-        }
-        let probes = (self.duration_s / self.report.probe_interval_s).floor();
-        let n_hosts = self.hosts.len() as f64;
-        let n_ports = 2.0 * self.links.len() as f64;
-        let flows: f64 = if self.congestion.scheme.is_none() {
-            0.0
-        } else {
-            self.traffic
-                .iter()
-                .map(|t| {
-                    let dsts = match &t.dst {
-                        Some(DstSpec::One(d)) if d == UNIFORM => n_hosts - 1.0,
-                        Some(DstSpec::Many(list)) => list.len() as f64,
-                        Some(DstSpec::One(_)) | None => 1.0,
-                    };
-                    t.hosts.len() as f64 * dsts
-                })
-                .sum()
-        };
-        // An inline flow list: its bytes (a trace file is read only when the network is built).
-        for t in self
-            .traffic
-            .iter()
-            .filter(|t| t.kind == TrafficKind::FlowTrace)
-        {
-            workload_flows += t.flows.len() as f64;
-            let bytes: f64 = t.flows.iter().map(|f| f.size_bytes).sum();
-            let frame_bits = 8.0 * f64::from(t.frame_bytes + self.model.wire_overhead_bytes);
-            frames_events += bytes * 8.0 / frame_bits * (2.0 * 4.0 + 2.0);
-        }
-        // Samples per probe: 6 per host, 2 per switch, 5 per port (with CP feedback), 2 per
-        // rate limiter.
-        let per_probe = 6.0 * n_hosts
-            + 2.0 * self.switches.len() as f64
-            + 5.0 * n_ports
-            + 3.0 * flows.min(n_hosts * n_hosts);
-        let probe_samples = probes * per_probe;
-        let limiters = flows.min(n_hosts * n_hosts);
-        let memory_bytes = (n_hosts * BUSY_VOQS_PER_HOST.min(n_hosts) + limiters) * BYTES_PER_VOQ
-            + self.switches.len() as f64 * n_hosts * 2.0
-            + workload_flows * BYTES_PER_FLOW
-            + probe_samples * BYTES_PER_SAMPLE;
-        Estimate {
-            events: frames_events + probes,
-            probe_samples,
-            memory_bytes,
-        }
-    }
-
-    /// Links on the longest shortest path from the entry's first sender to its destinations.
-    fn longest_path_links(&self, t: &TrafficSpec) -> usize {
-        let Some(src) = t.hosts.first() else {
-            return 1;
-        };
-        let mut adjacent: std::collections::HashMap<&str, Vec<&str>> = Default::default();
-        for l in &self.links {
-            adjacent.entry(&l.ends[0]).or_default().push(&l.ends[1]);
-            adjacent.entry(&l.ends[1]).or_default().push(&l.ends[0]);
-        }
-        let mut dist: std::collections::HashMap<&str, usize> = Default::default();
-        dist.insert(src.as_str(), 0);
-        let mut frontier = vec![src.as_str()];
-        while !frontier.is_empty() {
-            let mut next = Vec::new();
-            for node in frontier {
-                let d = dist[node];
-                for &other in adjacent.get(node).map_or(&[][..], |v| v.as_slice()) {
-                    if !dist.contains_key(other) {
-                        dist.insert(other, d + 1);
-                        next.push(other);
-                    }
-                }
-            }
-            frontier = next;
-        }
-        let far = |d: &str| dist.get(d).copied().unwrap_or(0);
-        match &t.dst {
-            Some(DstSpec::One(d)) if d == UNIFORM || d == flows::PERMUTATION => {
-                dist.values().copied().max().unwrap_or(1)
-            }
-            Some(DstSpec::One(d)) => far(d),
-            Some(DstSpec::Many(list)) => list.iter().map(|d| far(d)).max().unwrap_or(1),
-            None => dist.values().copied().max().unwrap_or(1),
-        }
     }
 
     /// Refuses a run whose estimate passes a `[limits]` cap, naming the cap to raise.

@@ -1,12 +1,14 @@
 //! Builds a runnable network from a validated scenario: nodes and ports, routes, congestion
-//! points, sources and scheduled rate changes.
+//! points, sources and scheduled rate changes. Every step is linear in the scenario's size
+//! (names are looked up in hash maps, routes searched once per edge switch, `routes.rs`), but
+//! for filling the forwarding tables, one entry per (switch, host).
 
-use std::collections::{HashMap, VecDeque};
+mod routes;
+
+use std::collections::HashMap;
 
 use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
-use crate::engine::PortIdx;
 use crate::error::ConfigError;
-use crate::net::forwarding::Forwarding;
 use crate::net::frame::NO_SEQ;
 use crate::net::host::{Host, ReceiverPfc, Transports};
 use crate::net::link_loss::LinkLoss;
@@ -14,11 +16,12 @@ use crate::net::port::Port;
 use crate::net::switch::{BufferLimits, Switch};
 use crate::net::switch_pfc::SwitchPfc;
 use crate::net::Node;
-use crate::rng::{mix, stream, StreamKind};
-use crate::scenario::{self, DstSpec, Multipath, RoutingSpec, Scenario, TrafficKind, N_CLASSES};
+use crate::rng::{stream, StreamKind};
+use crate::scenario::{self, DstSpec, Scenario, TrafficKind, N_CLASSES};
 use crate::time::{serialization_time, SimTime};
 use crate::traffic::flows::{workload, FlowRow, Workload};
 use crate::traffic::{Destinations, Pattern, Source};
+use routes::{compute_routes, Reach};
 
 /// What the flow workload asked for and gave (its rows go to the flow table).
 pub(crate) type WorkloadFacts = Workload;
@@ -58,8 +61,17 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         .map(|_| Vec::new())
         .collect();
     let mut rate_changes = Vec::new();
+    let latency = ingress_latencies(sc);
     for (li, link) in sc.links.iter().enumerate() {
-        attach_link(sc, li, link, &index, &mut ports, &mut rate_changes);
+        attach_link(
+            sc,
+            li,
+            link,
+            &index,
+            &latency,
+            &mut ports,
+            &mut rate_changes,
+        );
     }
     let mut nodes = Vec::with_capacity(ports.len());
     let mut port_iter = ports.into_iter();
@@ -125,8 +137,8 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         }
         nodes.push(Node::Switch(Box::new(sw)));
     }
-    compute_routes(&mut nodes, n_hosts, &sc.routing, sc.seed);
-    let sources = build_sources(sc, &index, &nodes)?;
+    let reach = compute_routes(&mut nodes, n_hosts, &sc.routing, sc.seed);
+    let sources = build_sources(sc, &index, &nodes, &reach)?;
     let line_rates: Vec<f64> = nodes[..n_hosts]
         .iter()
         .map(|n| n.ports()[0].line_rate_bps)
@@ -146,18 +158,12 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
     })
 }
 
-fn ingress_latency(sc: &Scenario, node: &str) -> f64 {
-    sc.switches
-        .iter()
-        .find(|s| s.name == node)
-        .map(|s| s.latency_s)
-        .or_else(|| {
-            sc.hosts
-                .iter()
-                .find(|h| h.name == node)
-                .map(|h| h.response_delay_s)
-        })
-        .unwrap_or(0.0)
+/// Per node (hosts, then switches): the delay added to every frame arriving at it, a switch's
+/// forwarding latency or a host's response delay.
+fn ingress_latencies(sc: &Scenario) -> Vec<f64> {
+    (sc.hosts.iter().map(|h| h.response_delay_s))
+        .chain(sc.switches.iter().map(|s| s.latency_s))
+        .collect()
 }
 
 fn attach_link(
@@ -165,6 +171,7 @@ fn attach_link(
     link_index: usize,
     link: &scenario::LinkSpec,
     index: &HashMap<&str, u32>,
+    latency: &[f64],
     ports: &mut [Vec<Port>],
     rate_changes: &mut Vec<(SimTime, RateTarget, f64)>,
 ) {
@@ -179,7 +186,7 @@ fn attach_link(
         .enumerate()
     {
         let delay =
-            SimTime::from_secs_f64(link.delay_s + link.delay_line_s + ingress_latency(sc, to));
+            SimTime::from_secs_f64(link.delay_s + link.delay_line_s + latency[i_to as usize]);
         let mut port = Port::new(format!("{from}->{to}"), i_to, p_to, link.rate_bps, delay);
         port.wire_overhead_bytes = sc.model.wire_overhead_bytes;
         if link.loss_rate > 0.0 {
@@ -257,59 +264,6 @@ fn attach_transports(
     Ok(())
 }
 
-/// Keeps ECMP salts apart from the random streams' keys.
-const ECMP_SALT_TAG: u64 = 0xEC3F_0000_0000_0000;
-
-/// Static shortest-path forwarding: BFS from each host over switches (hosts do not forward).
-/// Every switch records all its next hops on a shortest path; with one path per destination
-/// the lowest port index wins, so routes are deterministic, and ECMP hashes with a salt drawn
-/// from the scenario seed and the switch.
-fn compute_routes(nodes: &mut [Node], n_hosts: usize, routing: &RoutingSpec, seed: u64) {
-    let n = nodes.len();
-    let neighbours: Vec<Vec<u32>> = nodes
-        .iter()
-        .map(|nd| nd.ports().iter().map(|p| p.peer_node).collect())
-        .collect();
-    for (s, node) in nodes.iter_mut().enumerate().skip(n_hosts) {
-        let Node::Switch(sw) = node else { continue };
-        sw.route = Forwarding::new(n_hosts);
-        if routing.multipath == Multipath::Ecmp {
-            sw.route
-                .enable_ecmp(routing.ecmp_key, mix(mix(seed) ^ ECMP_SALT_TAG ^ s as u64));
-        }
-    }
-    let mut next_hops: Vec<PortIdx> = Vec::new();
-    for h in 0..n_hosts {
-        let mut dist = vec![u32::MAX; n];
-        dist[h] = 0;
-        let mut queue = VecDeque::from([h as u32]);
-        while let Some(u) = queue.pop_front() {
-            if u as usize != h && (u as usize) < n_hosts {
-                continue;
-            }
-            for &v in &neighbours[u as usize] {
-                if dist[v as usize] == u32::MAX {
-                    dist[v as usize] = dist[u as usize] + 1;
-                    queue.push_back(v);
-                }
-            }
-        }
-        for (s, node) in nodes.iter_mut().enumerate().skip(n_hosts) {
-            let Node::Switch(sw) = node else { continue };
-            if dist[s] == u32::MAX {
-                continue;
-            }
-            next_hops.clear();
-            next_hops.extend(
-                (neighbours[s].iter().enumerate())
-                    .filter(|(_, &v)| dist[v as usize] == dist[s] - 1)
-                    .map(|(p, _)| p as PortIdx),
-            );
-            sw.route.set(h, &next_hops);
-        }
-    }
-}
-
 /// True if frames from host `src` can reach host `dst`. Routes come from a BFS towards each
 /// host, so every hop of a route gets closer: a route at the first switch is a whole path.
 fn reachable(nodes: &[Node], src: u32, dst: u32) -> bool {
@@ -337,6 +291,7 @@ fn build_sources(
     sc: &Scenario,
     index: &HashMap<&str, u32>,
     nodes: &[Node],
+    reach: &Reach,
 ) -> Result<Vec<Source>, ConfigError> {
     let mut sources = Vec::new();
     let n_hosts = sc.hosts.len() as u32;
@@ -360,8 +315,9 @@ fn build_sources(
                         .filter(|&h| h != host)
                         .collect(),
                 ),
+                DstSpec::Part(_) => unreachable!("validated: selections are expanded"),
             };
-            let dst = check_destinations(sc, ti, t, nodes, host_name, host, dst)?;
+            let dst = check_destinations(sc, ti, t, nodes, reach, host_name, host, dst)?;
             let rng = stream(
                 t.seed.unwrap_or(sc.seed),
                 StreamKind::Traffic,
@@ -421,28 +377,44 @@ fn build_sources(
 
 /// Checks a frame-level source's destinations (one other than itself, all reachable; exactly
 /// one for a saturating source) and returns them with a single one made `Fixed` (no draws).
+/// "All other hosts" is checked from the routes' reach in O(1), not host by host.
+#[allow(clippy::too_many_arguments)]
 fn check_destinations(
     sc: &Scenario,
     ti: usize,
     t: &scenario::TrafficSpec,
     nodes: &[Node],
+    reach: &Reach,
     host_name: &str,
     host: u32,
     dst: Destinations,
 ) -> Result<Destinations, ConfigError> {
     let field = format!("traffic[{ti}].dst");
-    let candidates: Vec<u32> = match &dst {
-        Destinations::Fixed(d) => vec![*d],
-        Destinations::UniformOver(list) => list.clone(),
-        Destinations::AllOthers { me, n_hosts } => (0..*n_hosts).filter(|h| h != me).collect(),
+    let (first, count) = match &dst {
+        Destinations::Fixed(d) => (Some(*d), 1),
+        Destinations::UniformOver(list) => (list.first().copied(), list.len()),
+        Destinations::AllOthers { me, n_hosts } => {
+            let first = (*me != 0).then_some(0).or((*n_hosts > 1).then_some(1));
+            (first, *n_hosts as usize - 1)
+        }
     };
-    if candidates.is_empty() {
+    let Some(first) = first else {
         return Err(ConfigError::field(
             field,
             format!("host '{host_name}' has no destination other than itself"),
         ));
-    }
-    if let Some(&d) = candidates.iter().find(|&&d| !reachable(nodes, host, d)) {
+    };
+    let unreachable = match &dst {
+        Destinations::Fixed(d) => (!reachable(nodes, host, *d)).then_some(*d),
+        Destinations::UniformOver(list) => {
+            list.iter().copied().find(|&d| !reachable(nodes, host, d))
+        }
+        Destinations::AllOthers { me, n_hosts } if !reach.all_from(nodes, *me) => {
+            (0..*n_hosts).find(|&d| d != *me && !reachable(nodes, host, d))
+        }
+        Destinations::AllOthers { .. } => None,
+    };
+    if let Some(d) = unreachable {
         return Err(ConfigError::field(
             field,
             format!(
@@ -451,14 +423,14 @@ fn check_destinations(
             ),
         ));
     }
-    if t.kind == TrafficKind::Saturate && candidates.len() != 1 {
+    if t.kind == TrafficKind::Saturate && count != 1 {
         return Err(ConfigError::field(
             field,
             "a saturating source needs exactly one destination",
         ));
     }
-    Ok(if candidates.len() == 1 {
-        Destinations::Fixed(candidates[0])
+    Ok(if count == 1 {
+        Destinations::Fixed(first)
     } else {
         dst
     })

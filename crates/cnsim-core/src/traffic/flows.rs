@@ -17,7 +17,7 @@ use rand_distr::{Distribution, Exp, Pareto};
 use crate::error::ConfigError;
 use crate::ids::HostId;
 use crate::rng::{stream, SimRng, StreamKind};
-use crate::scenario::flows::PERMUTATION;
+use crate::scenario::flows::{bounded_pareto_mean, empirical_mean, PERMUTATION};
 use crate::scenario::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec, Transport};
 use crate::traffic::Destinations;
 
@@ -103,9 +103,11 @@ impl SizeDist {
                 min: *min_bytes,
                 max: *max_bytes,
             },
-            SizeSpec::Empirical { cdf, .. } => {
-                SizeDist::Empirical(cdf_from_file.unwrap_or_else(|| cdf.clone()))
-            }
+            SizeSpec::Empirical { cdf, .. } => SizeDist::Empirical(
+                cdf_from_file
+                    .or_else(|| cdf.points())
+                    .expect("validated: a known workload"),
+            ),
         }
     }
 
@@ -143,26 +145,6 @@ impl SizeDist {
         };
         (x.round() as u64).max(1)
     }
-}
-
-fn bounded_pareto_mean(a: f64, l: f64, h: f64) -> f64 {
-    let norm = 1.0 - (l / h).powf(a);
-    if (a - 1.0).abs() < 1e-12 {
-        l * (h / l).ln() / norm
-    } else {
-        l.powf(a) / norm * a / (a - 1.0) * (l.powf(1.0 - a) - h.powf(1.0 - a))
-    }
-}
-
-/// Mean of the piecewise-linear CDF: each segment contributes its probability mass times its
-/// midpoint; mass at the first point counts at that size.
-fn empirical_mean(points: &[[f64; 2]]) -> f64 {
-    let mut mean = points[0][0] * points[0][1];
-    for w in points.windows(2) {
-        let ([x0, p0], [x1, p1]) = (w[0], w[1]);
-        mean += (p1 - p0) * (x0 + x1) / 2.0;
-    }
-    mean
 }
 
 fn empirical_quantile(points: &[[f64; 2]], u: f64) -> f64 {
@@ -246,7 +228,7 @@ fn read_cdf_file(size: &SizeSpec, path: &str) -> Result<Option<Vec<[f64; 2]>>, C
         return Ok(None);
     };
     let field = format!("{path}.size.cdf_file");
-    let points = super::trace::read_cdf(Path::new(file), &field)?;
+    let points = crate::scenario::cdf::read_file(Path::new(file), &field)?;
     crate::scenario::flows::validate_cdf(&points, &field)?;
     Ok(Some(points))
 }
@@ -346,6 +328,7 @@ fn destinations(
                 )
             })
             .collect(),
+        DstSpec::Part(_) => unreachable!("validated: selections are expanded"),
     }
 }
 

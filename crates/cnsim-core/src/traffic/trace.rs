@@ -1,6 +1,6 @@
 //! Flow trace files: CSV with a header `start_s,src,dst,size_bytes[,priority]`, or Parquet
-//! with those columns (hosts by name), read as a workload; CSV written by `cnsim trace`; and
-//! empirical size-CDF files of `size_bytes cumulative_probability` lines.
+//! with those columns (hosts by name), read as a workload; CSV written by `cnsim trace` (size
+//! CDF files: `cdf.rs`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -213,37 +213,6 @@ pub(crate) fn write_csv(
         })?;
     }
     w.flush()
-}
-
-/// Reads `size_bytes cumulative_probability` lines (blank lines and `#` comments skipped).
-pub(crate) fn read_cdf(file: &Path, field: &str) -> Result<Vec<[f64; 2]>, ConfigError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| ConfigError::field(field, format!("cannot read '{}': {e}", file.display())))?;
-    let mut points = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let nums: Vec<f64> = line
-            .split_whitespace()
-            .map(str::parse)
-            .collect::<Result<_, _>>()
-            .map_err(|_| {
-                ConfigError::field(
-                    field,
-                    format!("'{}' line {}: expected two numbers", file.display(), i + 1),
-                )
-            })?;
-        let [size, p] = nums[..] else {
-            return Err(ConfigError::field(
-                field,
-                format!("'{}' line {}: expected two numbers", file.display(), i + 1),
-            ));
-        };
-        points.push([size, p]);
-    }
-    Ok(points)
 }
 
 #[cfg(test)]
