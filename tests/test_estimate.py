@@ -77,7 +77,10 @@ def test_the_estimate_is_within_a_factor_2_of_the_measured_peak(name: str, tmp_p
 def test_an_8_host_websearch_run_is_accepted_and_estimated_near_its_peak(tmp_path: Path) -> None:
     path = tmp_path / "ws8.toml"
     path.write_text(WS8)
-    cnsim.resolve(path)  # the default caps accept it
+    cnsim.resolve(path)  # the default caps accept it (they refused it at 6.4e10 bytes)
     estimate = estimate_mb(path)
-    peak = cli_peak_mb(path, tmp_path / "out")  # with its default figures
+    # The estimate is of the run, figures aside (estimate.rs, docs/robustness.md): matplotlib's
+    # share grows with what the default figures draw (191 MB with them when this was written,
+    # 232 MB once the figures gained bands and zoomed panels), so the peak compared is the run's.
+    peak = cli_peak_mb(path, tmp_path / "out", "--no-plots")
     assert peak / 2 <= estimate <= 2 * peak, f"estimate {estimate:.0f} MB, peak {peak:.0f} MB"
