@@ -55,6 +55,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from cnsim.fluid.timecourse import TimeCourse
+
 MarkOn = Literal["enqueue", "dequeue"]
 
 
@@ -179,26 +181,14 @@ def approx_fixed_point(n_flows: int, m: DcqcnModel | None = None) -> dict[str, f
 
 
 @dataclass(frozen=True)
-class Trajectory:
+class Trajectory(TimeCourse):
     """A fluid time course: per-flow rates (bits/s), alpha, queue (bytes), p, sampled."""
 
-    time_s: npt.NDArray[np.float64]
     rate_bps: npt.NDArray[np.float64]
     target_bps: npt.NDArray[np.float64]
     alpha: npt.NDArray[np.float64]
     queue_bytes: npt.NDArray[np.float64]
     p: npt.NDArray[np.float64]
-
-    def window(self, start_s: float, end_s: float = math.inf) -> Trajectory:
-        keep = (self.time_s >= start_s) & (self.time_s <= end_s)
-        return Trajectory(
-            self.time_s[keep],
-            self.rate_bps[keep],
-            self.target_bps[keep],
-            self.alpha[keep],
-            self.queue_bytes[keep],
-            self.p[keep],
-        )
 
 
 def simulate(

@@ -43,6 +43,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cnsim.fluid.timecourse import TimeCourse
+
 __all__ = [
     "QcnModel",
     "Trajectory",
@@ -113,17 +115,10 @@ def fixed_point(n_flows: int, m: QcnModel | None = None) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class Trajectory:
-    time_s: npt.NDArray[np.float64]
+class Trajectory(TimeCourse):
     rate_bps: npt.NDArray[np.float64]
     target_bps: npt.NDArray[np.float64]
     queue_bytes: npt.NDArray[np.float64]
-
-    def window(self, start_s: float, end_s: float = math.inf) -> Trajectory:
-        keep = (self.time_s >= start_s) & (self.time_s <= end_s)
-        return Trajectory(
-            self.time_s[keep], self.rate_bps[keep], self.target_bps[keep], self.queue_bytes[keep]
-        )
 
 
 def simulate(

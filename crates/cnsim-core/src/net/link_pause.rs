@@ -8,6 +8,7 @@
 
 use crate::engine::{EventKind, NodeIdx, PortIdx};
 use crate::flow_control::lane::{Expiry, PauseFrame, PauseLane, Refresh};
+use crate::flow_control::pfc::ClassLanes;
 use crate::flow_control::Lane;
 use crate::net::frame::{Frame, Payload};
 use crate::net::port::Port;
@@ -15,11 +16,16 @@ use crate::net::Ctx;
 use crate::stats::ControlKind;
 
 impl Port {
-    /// The lane, its PFC lanes made on first use.
+    /// The port's PFC lanes, made on first use.
+    fn class_lanes(&mut self) -> &mut ClassLanes {
+        self.pfc.get_or_insert_with(Box::default)
+    }
+
+    /// The lane (the PFC lanes made on first use).
     fn lane_mut(&mut self, lane: Lane) -> &mut PauseLane {
         match lane.pfc_class() {
             None => &mut self.pause,
-            Some(class) => self.pfc.get_or_insert_with(Box::default).lane_mut(class),
+            Some(class) => self.class_lanes().lane_mut(class),
         }
     }
 
@@ -44,9 +50,7 @@ impl Port {
         let (rate, now) = (self.line_rate_bps, ctx.q.now());
         let expiry = match lane.pfc_class() {
             None => self.pause.receive(quanta, rate, now),
-            Some(class) => {
-                (self.pfc.get_or_insert_with(Box::default)).receive(class, quanta, rate, now)
-            }
+            Some(class) => self.class_lanes().receive(class, quanta, rate, now),
         };
         if let Some(until) = expiry {
             schedule_expire(until, lane, at, ctx);
@@ -64,7 +68,7 @@ impl Port {
         let now = ctx.q.now();
         let expiry = match lane.pfc_class() {
             None => self.pause.on_expire(now),
-            Some(class) => (self.pfc.get_or_insert_with(Box::default)).on_expire(class, now),
+            Some(class) => self.class_lanes().on_expire(class, now),
         };
         match expiry {
             Expiry::Stale => false,

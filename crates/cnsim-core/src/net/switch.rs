@@ -40,8 +40,7 @@ pub(crate) struct Switch {
     pub(crate) peak_memory_bytes: u64,
     /// Bytes each input port has in the buffer.
     pub(crate) ingress_bytes: Vec<u64>,
-    /// 802.3x PAUSE triggers (`switch_pause.rs`), made once the ports are attached.
-    pause_cfg: Option<SwitchPause>,
+    /// 802.3x PAUSE triggers (`switch_pause.rs`); sized to the ports once they are attached.
     pub(crate) pause: Option<PauseTriggers>,
     /// Congestion point of each output queue (None: CP detection off or no scheme).
     pub(crate) cps: Vec<Option<CongestionPoint>>,
@@ -60,8 +59,7 @@ impl Switch {
             memory_bytes: 0,
             peak_memory_bytes: 0,
             ingress_bytes: Vec::new(),
-            pause_cfg: pause,
-            pause: None,
+            pause: pause.map(|cfg| PauseTriggers::new(cfg, 0)),
             cps: Vec::new(),
             dropped_frames: 0,
             pfc: None,
@@ -72,14 +70,16 @@ impl Switch {
     pub(crate) fn finish_ports(&mut self) {
         let n = self.ports.len();
         self.ingress_bytes = vec![0; n];
-        self.pause = (self.pause_cfg).map(|cfg| PauseTriggers::new(cfg, n));
+        if let Some(triggers) = self.pause.as_mut() {
+            *triggers = PauseTriggers::new(triggers.cfg, n);
+        }
         self.cps.resize_with(n, || None);
     }
 
     /// The pause_time of this switch's XOFF frames on `lane`.
     pub(crate) fn pause_quanta(&self, lane: Lane) -> u16 {
         match lane.pfc_class() {
-            None => self.pause_cfg.as_ref().map_or(u16::MAX, |p| p.quanta),
+            None => self.pause.as_ref().map_or(u16::MAX, |t| t.cfg.quanta),
             Some(_) => self.pfc.as_ref().map_or(u16::MAX, |p| p.quanta),
         }
     }
