@@ -61,7 +61,7 @@ pub(crate) enum EventKind {
         dst: u32,
         ticket: u32,
     },
-    /// A transported flow's retransmission timer at its sender (`net/host/transport.rs`).
+    /// A transported flow's retransmission timer at its sender (`net/host/transport/`).
     TransportTimer { node: NodeIdx, flow: u32 },
     /// A scheduled service-rate change; index into the simulation's rate-change table.
     RateChange(u32),

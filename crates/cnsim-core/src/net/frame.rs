@@ -32,9 +32,22 @@ pub(crate) enum Payload {
     Cc(CcMsg),
     /// A transport's cumulative acknowledgement: `seq` is the next packet the receiver expects
     /// (every packet before it is held in order). Queued, paused and dropped like data.
-    Ack,
+    Ack(AckFields),
     /// A transport's negative acknowledgement: packet `seq` is missing (go back to it).
-    Nack,
+    Nack(AckFields),
+}
+
+/// What a transport's ACK or NACK carries beside its cumulative PSN (`Frame::seq`): what the
+/// sender's congestion control and selective repeat read. It fits beside the largest scheme
+/// message, so the frame stays 72 bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct AckFields {
+    /// The send time (`born`) of the data frame that triggered it: an RTT sample at the sender.
+    pub(crate) echo: SimTime,
+    /// The PSN of the data frame that triggered it (IRN's selective acknowledgement).
+    pub(crate) sacked: u32,
+    /// ECN-Echo: the triggering data frame arrived with Congestion Experienced set.
+    pub(crate) ece: bool,
 }
 
 impl Payload {
@@ -44,7 +57,7 @@ impl Payload {
 
     /// A transport's ACK or NACK.
     pub(crate) fn is_transport_ack(&self) -> bool {
-        matches!(self, Payload::Ack | Payload::Nack)
+        matches!(self, Payload::Ack(_) | Payload::Nack(_))
     }
 }
 
@@ -143,9 +156,10 @@ impl HookFrame for Frame {
             payload: match &mut self.payload {
                 Payload::Data => Carried::Data,
                 Payload::Cc(msg) => own(msg).map_or(Carried::Other, Carried::Msg),
-                Payload::Pause { .. } | Payload::Pfc { .. } | Payload::Ack | Payload::Nack => {
-                    Carried::Other
-                }
+                Payload::Pause { .. }
+                | Payload::Pfc { .. }
+                | Payload::Ack(_)
+                | Payload::Nack(_) => Carried::Other,
             },
         }
     }
@@ -158,9 +172,10 @@ impl HookFrame for Frame {
             payload: match &self.payload {
                 Payload::Data => Carried::Data,
                 Payload::Cc(msg) => own(msg).map_or(Carried::Other, Carried::Msg),
-                Payload::Pause { .. } | Payload::Pfc { .. } | Payload::Ack | Payload::Nack => {
-                    Carried::Other
-                }
+                Payload::Pause { .. }
+                | Payload::Pfc { .. }
+                | Payload::Ack(_)
+                | Payload::Nack(_) => Carried::Other,
             },
         }
     }

@@ -97,7 +97,7 @@ impl Switch {
             }
             Payload::Cc(msg) if msg.rides_data_queue() => self.on_buffered(me, in_port, frame, ctx),
             // A transport's ACK/NACK is queued, paused and dropped like data.
-            Payload::Ack | Payload::Nack => self.on_buffered(me, in_port, frame, ctx),
+            Payload::Ack(_) | Payload::Nack(_) => self.on_buffered(me, in_port, frame, ctx),
             Payload::Cc(_) => {
                 let out = self.route.port(&frame);
                 self.ports[out as usize].ctrl_q.push_back(frame);

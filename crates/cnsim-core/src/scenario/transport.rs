@@ -1,6 +1,6 @@
 //! End-host transports in the scenario: `transport = "none" | "roce"` on a flow entry, the
 //! `[transport]` table (each transport's parameters, and the explicit drop list for tests).
-//! The run-time state machines are `net/host/transport.rs`; the reference is docs/transport.md.
+//! The run-time state machines are in `net/host/transport/`; the reference is docs/transport.md.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

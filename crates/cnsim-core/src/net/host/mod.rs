@@ -13,7 +13,7 @@
 //! - `receiver.rs`: the receiver (sink) with its PAUSE/PFC triggers, the link pause lanes the
 //!   peer sets, and the NP hook.
 //!
-//! - `transport.rs`: per-flow transport state (RoCE go-back-N), the sender's half (PSNs,
+//! - `transport/`: per-flow transport state (RoCE go-back-N), the sender's half (PSNs,
 //!   ACK/NACK handling, the retransmission timer) and the receiver's (in-order acceptance,
 //!   ACK/NACK), keyed by flow id and only for active flows; boxed, made only when the
 //!   scenario has transported flows.
@@ -72,7 +72,7 @@ pub(crate) struct Host {
     rate_limiters_paused: bool,
     /// The scheme's notification point, if it has one.
     pub(crate) np: Option<NotificationPoint>,
-    /// Per-flow transport state (`transport.rs`); None when no flow uses a transport.
+    /// Per-flow transport state (`transport/`); None when no flow uses a transport.
     pub(crate) transports: Option<Box<Transports>>,
 }
 

@@ -54,7 +54,7 @@ impl Host {
                 self.receive_feedback(me, &msg, frame.flow, ctx)
             }
             Payload::Cc(_) => self.notify(me, &frame, ctx),
-            Payload::Ack | Payload::Nack => self.receive_transport_ack(me, frame, ctx),
+            Payload::Ack(_) | Payload::Nack(_) => self.receive_transport_ack(me, frame, ctx),
         }
     }
 
@@ -161,7 +161,7 @@ impl Host {
     }
 
     /// Inline: a frame absorbed at arrival (no receiver rate) ends here, once per frame. A
-    /// transported flow's frame goes to the transport (`transport.rs`), which hands the flow
+    /// transported flow's frame goes to the transport (`transport/`), which hands the flow
     /// table only the bytes it accepts; it counts as delivered here either way (it reached
     /// its destination: docs/transport.md, conservation). The transport is out of line: inlined
     /// here, it stopped this from being inlined, a call per delivered frame that cost 3% of

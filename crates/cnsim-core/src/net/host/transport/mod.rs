@@ -1,29 +1,27 @@
 //! The host's transport room: per-flow (queue pair) state of the flows that use a transport,
-//! kept only while a flow is active. RoCEv2 reliable connection with go-back-N, as the DCQCN
-//! paper (section 3) and the IRN paper (section 2) model it (docs/transport.md):
+//! kept only while a flow is active (docs/transport.md). Each transport is a pair of pure state
+//! machines in its own file, a sender and a receiver, that take what arrived and say what to
+//! do; this file is the glue that makes their frames and timer events:
 //!
-//! - **sender**: packet sequence numbers (PSN) from 0; frames are cut when the NIC serves the
-//!   flow, at the rate the NIC and its limiter allow (no window); a cumulative ACK moves the
-//!   first unacknowledged PSN; a NACK for PSN e goes back to e (every packet from e is sent
-//!   again); a retransmission timeout (`rto_s` without ACK progress) goes back to the first
-//!   unacknowledged packet; the sender completes when every packet is acknowledged.
-//! - **receiver**: accepts only the expected PSN (the bytes go to the application, once, in
-//!   order), ACKs every `ack_every` accepted packets and the flow's last, discards a packet
-//!   beyond the expected one and sends one NACK per gap, and answers a duplicate with an ACK
-//!   (so a sender whose ACKs were lost learns where the receiver is).
+//! - `roce.rs`: RoCEv2 reliable connection with go-back-N (the DCQCN and IRN papers' model).
 //!
-//! Nothing here names a scheme; ACK and NACK are frames on the reverse path, queued in the
-//! receiving host's VOQ towards the sender (unpaced, like a scheme's probe), then queued,
-//! paused and dropped in the switches like data.
+//! The glue: a sender's frames are cut when the NIC serves the flow's VOQ, at the rate the NIC
+//! and its limiter allow; an ACK or NACK goes to the sender's state machine; a lazy
+//! retransmission timer per flow (`rto_s` without ACK progress); the receiver's answer is an
+//! ACK or NACK frame on the reverse path, queued in the receiving host's VOQ towards the
+//! sender (unpaced, like a scheme's probe), then queued, paused and dropped in the switches
+//! like data. Nothing here names a scheme.
+
+mod roce;
 
 use rustc_hash::FxHashMap;
 
 use super::Host;
 use crate::engine::{EventKind, NodeIdx};
 use crate::flows::FlowState;
-use crate::net::frame::{FlowId, Frame, HostId, Payload};
+use crate::net::frame::{AckFields, FlowId, Frame, HostId, Payload};
 use crate::net::Ctx;
-use crate::scenario::{FlowService, RoceParams};
+use crate::scenario::{FlowService, RoceParams, Transport};
 use crate::stats::ControlKind;
 use crate::time::SimTime;
 
@@ -31,19 +29,14 @@ use crate::time::SimTime;
 pub(crate) struct Transports {
     pub(crate) roce: RoceParams,
     rto: SimTime,
-    sending: FxHashMap<FlowId, SenderQp>,
+    sending: FxHashMap<FlowId, Sending>,
     receiving: FxHashMap<FlowId, ReceiverQp>,
 }
 
-/// The sender's half of a queue pair (go-back-N).
+/// A flow's sender: its transport's state machine and the glue's timer and VOQ bookkeeping.
 #[derive(Clone, Copy, Debug)]
-struct SenderQp {
-    /// The next PSN to send.
-    next_psn: u32,
-    /// Packets acknowledged (cumulatively): the first unacknowledged PSN.
-    acked: u32,
-    /// One past the highest PSN ever sent: a PSN below it is a retransmission.
-    high_psn: u32,
+struct Sending {
+    tx: SenderQp,
     /// The retransmission timer expires at this time unless ACKs move it.
     deadline: SimTime,
     /// The time of the timer event in the queue (`SimTime::MAX`: none). The timer is lazy: an
@@ -53,15 +46,124 @@ struct SenderQp {
     in_voq: bool,
 }
 
-/// The receiver's half of a queue pair.
-#[derive(Clone, Copy, Debug, Default)]
-struct ReceiverQp {
-    /// The next PSN the receiver accepts (every packet before it is held, in order).
-    expected: u32,
-    /// Accepted packets since the last ACK.
-    since_ack: u32,
-    /// A NACK was sent for the current gap (one per gap).
-    nacked: bool,
+/// The sender's state machine of each transport.
+#[derive(Clone, Copy, Debug)]
+enum SenderQp {
+    GoBackN(roce::GoBackN),
+}
+
+/// The receiver's state machine of each transport.
+#[derive(Clone, Copy, Debug)]
+enum ReceiverQp {
+    InOrder(roce::InOrder),
+}
+
+/// A packet the sender sends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Sent {
+    pub(crate) psn: u32,
+    /// It was sent before.
+    pub(crate) retransmission: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReplyKind {
+    Ack,
+    Nack,
+}
+
+/// An ACK or NACK as the sender's state machine reads it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AckSeen {
+    pub(crate) kind: ReplyKind,
+    /// Every packet before this one is held in order at the receiver.
+    pub(crate) cumulative: u32,
+}
+
+/// The receiver's answer to a data packet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Reply {
+    pub(crate) kind: ReplyKind,
+    pub(crate) cumulative: u32,
+    /// The packet that made it.
+    pub(crate) sacked: u32,
+}
+
+impl Reply {
+    pub(crate) fn ack(cumulative: u32, sacked: u32) -> Reply {
+        Reply {
+            kind: ReplyKind::Ack,
+            cumulative,
+            sacked,
+        }
+    }
+
+    pub(crate) fn nack(cumulative: u32, sacked: u32) -> Reply {
+        Reply {
+            kind: ReplyKind::Nack,
+            cumulative,
+            sacked,
+        }
+    }
+}
+
+/// What a receiver did with a data packet.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RxOutcome {
+    /// Its bytes go to the application (in order, once).
+    pub(crate) accepted: bool,
+    /// The flow's every byte is now held: the receiver's state can go.
+    pub(crate) complete: bool,
+    pub(crate) reply: Option<Reply>,
+}
+
+impl SenderQp {
+    fn for_flow(_transport: Transport, packets: u32) -> SenderQp {
+        SenderQp::GoBackN(roce::GoBackN::new(packets))
+    }
+
+    fn next_packet(&mut self) -> Option<Sent> {
+        match self {
+            SenderQp::GoBackN(s) => s.next_packet(),
+        }
+    }
+
+    fn has_more(&self) -> bool {
+        match self {
+            SenderQp::GoBackN(s) => s.has_more(),
+        }
+    }
+
+    /// Packets newly acknowledged.
+    fn on_ack(&mut self, ack: &AckSeen) -> u32 {
+        match self {
+            SenderQp::GoBackN(s) => s.on_ack(ack),
+        }
+    }
+
+    fn on_timeout(&mut self) {
+        match self {
+            SenderQp::GoBackN(s) => s.on_timeout(),
+        }
+    }
+
+    fn is_complete(&self) -> bool {
+        match self {
+            SenderQp::GoBackN(s) => s.is_complete(),
+        }
+    }
+}
+
+impl ReceiverQp {
+    fn for_flow(_transport: Transport) -> ReceiverQp {
+        ReceiverQp::InOrder(roce::InOrder::default())
+    }
+
+    fn on_data(&mut self, psn: u32, packets: u32, ack_every: u32) -> RxOutcome {
+        match self {
+            ReceiverQp::InOrder(r) => r.on_data(psn, packets, ack_every),
+        }
+    }
 }
 
 /// The packets a flow is cut into, and the bytes of packet `psn`.
@@ -104,23 +206,23 @@ pub(super) fn next_frame(
     let now = ctx.q.now();
     let f = &mut ctx.flows.flows[id as usize];
     let n = packets(f);
-    let qp = tp.sending.entry(id).or_insert(SenderQp {
-        next_psn: 0,
-        acked: 0,
-        high_psn: 0,
+    let transport = f.row.transport;
+    let qp = tp.sending.entry(id).or_insert_with(|| Sending {
+        tx: SenderQp::for_flow(transport, n),
         deadline: SimTime::MAX,
         timer_at: SimTime::MAX,
         in_voq: true,
     });
-    let psn = qp.next_psn;
-    let bytes = packet_bytes(f, psn);
-    if psn < qp.high_psn {
+    let sent = qp
+        .tx
+        .next_packet()
+        .expect("a flow is in its VOQ only while it has a packet to send");
+    let bytes = packet_bytes(f, sent.psn);
+    if sent.retransmission {
         f.retransmitted_bytes += bytes as u64;
         f.retransmitted_frames += 1;
     }
-    qp.next_psn += 1;
-    qp.high_psn = qp.high_psn.max(qp.next_psn);
-    let finished = qp.next_psn >= n;
+    let finished = !qp.tx.has_more();
     qp.in_voq = !finished;
     if qp.timer_at == SimTime::MAX {
         qp.deadline = now + tp.rto;
@@ -128,7 +230,7 @@ pub(super) fn next_frame(
         let ev = EventKind::TransportTimer { node: me, flow: id };
         ctx.q.schedule(qp.deadline, ev);
     }
-    (bytes, psn, finished)
+    (bytes, sent.psn, finished)
 }
 
 impl Host {
@@ -145,27 +247,26 @@ impl Host {
         let Some(qp) = tp.sending.get_mut(&id) else {
             return; // the flow has completed: a late ACK
         };
+        let kind = match frame.payload {
+            Payload::Ack(_) => ReplyKind::Ack,
+            Payload::Nack(_) => ReplyKind::Nack,
+            _ => return,
+        };
+        let seen = AckSeen {
+            kind,
+            cumulative: frame.seq,
+        };
         let now = ctx.q.now();
-        let n = packets(&ctx.flows.flows[id as usize]);
-        if frame.seq > qp.acked {
-            qp.acked = frame.seq;
+        if qp.tx.on_ack(&seen) > 0 {
             qp.deadline = now + tp.rto;
         }
-        if qp.acked >= n {
+        if qp.tx.is_complete() {
             tp.sending.remove(&id);
             ctx.flows.flows[id as usize].sender_end = Some(now);
             self.forget_flow_in_voq(id, frame.src);
             return;
         }
-        // A NACK for the first unacknowledged packet goes back to it; a stale one (an ACK has
-        // passed it) and an ACK only skip what is acknowledged.
-        let go_back = frame.payload == Payload::Nack && frame.seq == qp.acked;
-        qp.next_psn = if go_back {
-            frame.seq
-        } else {
-            qp.next_psn.max(qp.acked)
-        };
-        if qp.next_psn < n && !qp.in_voq {
+        if qp.tx.has_more() && !qp.in_voq {
             qp.in_voq = true;
             self.requeue_flow(me, id, frame.src, ctx);
         }
@@ -192,7 +293,7 @@ impl Host {
         } else {
             // Timeout: go back to the first unacknowledged packet.
             ctx.flows.flows[id as usize].timeouts += 1;
-            qp.next_psn = qp.acked;
+            qp.tx.on_timeout();
             qp.deadline = now + rto;
             qp.timer_at = qp.deadline;
             requeue = !qp.in_voq;
@@ -244,56 +345,45 @@ impl Host {
         let n = packets(f);
         let reply = if f.end.is_some() {
             // Every byte is held already: tell the sender again (its last ACK was lost).
-            Some((Payload::Ack, n))
+            Some(Reply::ack(n, frame.seq))
         } else {
-            let qp = tp.receiving.entry(id).or_default();
-            if frame.seq == qp.expected {
-                qp.expected += 1;
-                qp.since_ack += 1;
-                qp.nacked = false;
-                let expected = qp.expected;
-                let ack = qp.since_ack >= ack_every || expected == n;
-                if ack {
-                    qp.since_ack = 0;
-                }
-                if expected == n {
-                    tp.receiving.remove(&id);
-                }
-                ctx.flows.on_delivered(id, frame.bytes, now);
-                ack.then_some((Payload::Ack, expected))
-            } else if frame.seq > qp.expected {
-                let first_of_gap = !qp.nacked;
-                qp.nacked = true;
-                first_of_gap.then_some((Payload::Nack, qp.expected))
-            } else {
-                Some((Payload::Ack, qp.expected))
+            let transport = f.row.transport;
+            let rx = tp
+                .receiving
+                .entry(id)
+                .or_insert_with(|| ReceiverQp::for_flow(transport));
+            let outcome = rx.on_data(frame.seq, n, ack_every);
+            if outcome.complete {
+                tp.receiving.remove(&id);
             }
+            if outcome.accepted {
+                ctx.flows.on_delivered(id, frame.bytes, now);
+            }
+            outcome.reply
         };
-        if let Some((kind, seq)) = reply {
-            self.send_transport_ack(me, frame, kind, seq, ctx);
+        if let Some(reply) = reply {
+            self.send_transport_ack(me, frame, reply, ctx);
         }
     }
 
-    /// Queues an ACK or NACK for `about`'s flow towards its sender, in the flow's class.
-    fn send_transport_ack(
-        &mut self,
-        me: NodeIdx,
-        about: &Frame,
-        kind: Payload,
-        seq: u32,
-        ctx: &mut Ctx,
-    ) {
+    /// Queues an ACK or NACK for `about`'s flow towards its sender, in the flow's class: it
+    /// echoes the data frame's send time (an RTT sample) and its ECN mark.
+    fn send_transport_ack(&mut self, me: NodeIdx, about: &Frame, reply: Reply, ctx: &mut Ctx) {
         let bytes = self.transports.as_ref().map_or(64, |t| t.roce.ack_bytes);
-        let counter = if kind == Payload::Ack {
-            ControlKind::Ack
-        } else {
-            ControlKind::Nack
+        let fields = AckFields {
+            echo: about.born,
+            sacked: reply.sacked,
+            ece: about.ecn_ce,
+        };
+        let (payload, counter) = match reply.kind {
+            ReplyKind::Ack => (Payload::Ack(fields), ControlKind::Ack),
+            ReplyKind::Nack => (Payload::Nack(fields), ControlKind::Nack),
         };
         ctx.counters.control(counter, bytes);
         let to = about.src;
-        let mut ack = Frame::control(kind, self.id, to, to, bytes, ctx.q.now());
+        let mut ack = Frame::control(payload, self.id, to, to, bytes, ctx.q.now());
         ack.flow_id = about.flow_id;
-        ack.seq = seq;
+        ack.seq = reply.cumulative;
         ack.priority = about.priority;
         let slot = self.slot_of(to, ctx);
         let voq = &mut self.voqs[slot as usize];
@@ -305,7 +395,6 @@ impl Host {
         self.try_transmit(me, ctx);
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,8 +407,17 @@ mod tests {
     use crate::testkit::TestNet;
     use crate::traffic::flows::FlowRow;
 
-    /// What crossed the link from `node`: (payload, seq) of each frame, in arrival order.
-    type Seen = Vec<(Payload, u32)>;
+    /// What crossed the link from `node`: (reply kind, seq) of each frame, in arrival order
+    /// (None for data), so ACKs compare by kind and PSN alone.
+    type Seen = Vec<(Option<ReplyKind>, u32)>;
+
+    fn kind(p: &Payload) -> Option<ReplyKind> {
+        match p {
+            Payload::Ack(_) => Some(ReplyKind::Ack),
+            Payload::Nack(_) => Some(ReplyKind::Nack),
+            _ => None,
+        }
+    }
 
     /// Host a sends one roce flow of 5 full frames to b (10 Gb/s, 1 us); a's link loses the
     /// first transmission of packet 1. The test kit records every frame that reaches the far
@@ -356,16 +454,17 @@ mod tests {
                     .pipe_head()
                     .expect("an arrival has a frame");
                 let seen = if node == 0 { &mut from_a } else { &mut from_b };
-                seen.push((f.payload, f.seq));
+                seen.push((kind(&f.payload), f.seq));
             }
         });
         let psns: Vec<u32> = from_a.iter().map(|&(_, s)| s).collect();
         // Packet 2's arrival makes the NACK for 1; it is back at a (about 5.6 us) after a
         // started packet 4 (4.8 us): a goes back to 1 and sends 1..4 again.
         assert_eq!(psns, [0, 1, 2, 3, 4, 1, 2, 3, 4]);
-        assert!(from_a.iter().all(|(p, _)| *p == Payload::Data));
-        let ack = |s| (Payload::Ack, s);
-        let want = [ack(1), (Payload::Nack, 1), ack(2), ack(3), ack(4), ack(5)];
+        assert!(from_a.iter().all(|(k, _)| k.is_none()));
+        let ack = |s| (Some(ReplyKind::Ack), s);
+        let nack = |s| (Some(ReplyKind::Nack), s);
+        let want = [ack(1), nack(1), ack(2), ack(3), ack(4), ack(5)];
         assert_eq!(from_b, want);
         let f = &tn.net.flows.flows[0];
         assert_eq!(f.delivered_bytes, 5 * 1500);
