@@ -449,7 +449,7 @@ fn deserialize_with_path(value: toml::Table) -> Result<Scenario, ConfigError> {
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let msg = crate::error::with_suggestion(inner.message().to_string());
+        let msg = units::number_hint(crate::error::with_suggestion(inner.message().to_string()));
         let path = if path == "." { "scenario".into() } else { path };
         ConfigError::field(path, msg)
     })

@@ -235,6 +235,21 @@ fn resolve_value(
     }
 }
 
+/// serde's "invalid type: string \"50%\", expected f64" for a field without a unit suffix (a
+/// suffixed one never gets there), with the fix: a number is written without quotes.
+pub(crate) fn number_hint(message: String) -> String {
+    let numeric = ["f64", "u8", "u16", "u32", "u64", "usize", "i64"];
+    let is_string_for_number = message.starts_with("invalid type: string")
+        && numeric
+            .iter()
+            .any(|t| message.ends_with(&format!("expected {t}")));
+    if is_string_for_number {
+        format!("{message} (write the number without quotes; only fields named *_bps, *_s or *_bytes take a unit string such as \"100Gbps\")")
+    } else {
+        message
+    }
+}
+
 fn as_toml_number(v: f64) -> toml::Value {
     // Whole values within f64's exact integers stay integers, which both integer and float
     // fields accept (a float field reads the same double).

@@ -173,3 +173,16 @@ fn the_schema_allows_the_string_form_with_its_pattern() {
     // A field without a unit suffix keeps its plain type.
     assert!(link["ends"].get("anyOf").is_none());
 }
+
+#[test]
+fn a_string_for_a_number_without_a_unit_gets_a_hint() {
+    let text = UNITS_SCENARIO.replace("hosts = [\"a\"]\ndst", "hosts = [\"a\"]\nseed = \"7\"\ndst");
+    let err = Scenario::from_toml(&text, &[])
+        .expect_err("string seed")
+        .to_string();
+    assert!(
+        err.starts_with("traffic[0].seed: invalid type: string \"7\""),
+        "{err}"
+    );
+    assert!(err.contains("write the number without quotes"), "{err}");
+}
