@@ -1,9 +1,10 @@
 """The numbers an experiment is about, read from its resolved scenario: reference lines.
 
 A figure of a queue means more with the thresholds the scheme acts on drawn in it (DCQCN's
-Kmin/Kmax, QCN's and BCN's Qeq, a queue limit, PAUSE's and PFC's XOFF/XON), and a rate figure with the
-fair share the senders should converge to. Every value here comes from the resolved scenario
-(and, for which ports have a congestion point, the summary); nothing is hard-coded per preset.
+Kmin/Kmax, QCN's and BCN's Qeq, a queue limit, PAUSE's and PFC's XOFF/XON), and a rate figure
+with the fair share the senders should converge to. Every value here comes from the resolved
+scenario (and, for which ports have a congestion point, the summary); nothing is hard-coded per
+preset.
 
 The fair share is the max-min share of the receiver's link: all the plotted senders send to one
 host D (saturating, Bernoulli or constant-rate sources), the capacity C(t) is the rate into D

@@ -171,9 +171,8 @@ def explain(
         return
     line = _reserve_bottom(fig, 1 + len(lines))  # the notes above the stamp's line
     for index, text in enumerate(reversed(lines)):
-        fig.text(
-            0.005, (1 + index) * line + 0.003, text, ha="left", va="bottom", fontsize=6.5, color="0.4"
-        )
+        y = (1 + index) * line + 0.003
+        fig.text(0.005, y, text, ha="left", va="bottom", fontsize=6.5, color="0.4")
 
 
 def reference_lines(
