@@ -3,6 +3,8 @@ printed first by the terminal and the notebook."""
 
 from __future__ import annotations
 
+import tomllib
+
 import pandas as pd
 import pytest
 import tomli_w
@@ -49,20 +51,21 @@ def test_a_missing_value_or_zero_reference_still_prints() -> None:
     assert [line.text for line in lines] == ["12 (hardware: 0)", "-"]
 
 
-def test_presets_fall_back_to_their_declarations() -> None:
-    assert headline.declared({"name": "pfc-victim-flow"})[0].entity == "VS"
-    assert headline.declared({"name": "not-a-preset"}) == []
-    own = headline.declared({"name": "pfc-victim-flow", "report": {"headline": []}})
-    assert own == []  # a scenario's own (empty) declaration wins
-
-
-def test_preset_declarations_name_presets_and_summary_keys() -> None:
-    presets = cnsim.presets()
+def test_every_run_preset_declares_its_headline_in_its_own_file() -> None:
+    """The presets name their headline numbers in their TOML (`[[report.headline]]`), summary
+    paths under the summary's keys; there is no fallback by scenario name."""
     roots = set(cnsim.api.summary_schema()["properties"])
-    for name in headline.PRESET_HEADLINES:
-        assert name in presets, name
-        for entry in headline.declared({"name": name}):
+    for name, text in cnsim.presets().items():
+        if text.startswith("sweep:"):
+            continue
+        text = cnsim.api.load_scenario(name)
+        entries = tomllib.loads(text).get("report", {}).get("headline")
+        assert entries, f"{name} declares no [[report.headline]]"
+        for entry in headline.declared(tomllib.loads(text)):
             assert entry.metric.split(".")[0] in roots, (name, entry.metric)
+    assert headline.declared({"name": "pfc-victim-flow"}) == []
+    declared = headline.declared(tomllib.loads(cnsim.api.load_scenario("pfc-victim-flow")))
+    assert (declared[0].entity, declared[0].reference) == ("VS", 20e9)
 
 
 def test_every_preset_headline_names_a_path_its_run_has() -> None:
@@ -92,17 +95,18 @@ def test_the_terminal_prints_the_headline_first() -> None:
 
 def test_a_scenario_declares_its_headline_in_the_format_and_the_core_keeps_it() -> None:
     """`[[report.headline]]` is part of the scenario format: the core checks it and keeps it in
-    the resolved scenario, where the terminal reads it (before any preset fallback)."""
+    the resolved scenario, where the terminal reads it."""
     text = cnsim.api.load_scenario("seed004-qcn") + (
         '\n[[report.headline]]\nlabel = "drops"\nmetric = "frames.dropped.total"\n'
         'reference = 0.0\nreference_label = "the hardware"\n'
     )
     result = cnsim.run(text, set={"duration_s": 0.01})
-    (declared,) = headline.declared(result.scenario)
+    *own, declared = headline.declared(result.scenario)
+    assert [h.label for h in own] == ["recovery"]  # the preset's, then the added one
     assert (declared.label, declared.metric) == ("drops", "frames.dropped.total")
     lines = readout.headline_lines(result.scenario, result.summary)
-    assert lines
-    assert "drops" in str(lines[0])
+    assert len(lines) == 2
+    assert "drops" in str(lines[1])
     bad = text.replace('label = "drops"', 'label = ""')
-    with pytest.raises(cnsim.ScenarioError, match=r"report\.headline\[0\]\.label"):
+    with pytest.raises(cnsim.ScenarioError, match=r"report\.headline\[1\]\.label"):
         cnsim.run(bad, set={"duration_s": 0.01})

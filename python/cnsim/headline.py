@@ -1,9 +1,8 @@
 """Headline numbers: the few numbers an experiment is about, printed first.
 
 A scenario names them in its `[report]` table as `[[report.headline]]` entries (part of the
-scenario format, checked by the core, docs/scenario.md); the presets' declarations still live
-here (`PRESET_HEADLINES`, keyed by scenario name) and are used when the scenario declares none.
-Each entry:
+scenario format, checked by the core, docs/scenario.md); every preset declares its own in its
+file. Each entry:
 
     [[report.headline]]
     label = "victim VS -> VR"                        # what the number is
@@ -23,71 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from cnsim.sweeps.paths import extract, parse_path
-
-MAX_MIN = "max-min fair share"
-
-
-def _read(label: str, metric: str, reference: float, reference_label: str) -> dict[str, Any]:
-    """An entry read against a reference."""
-    return {
-        "label": label,
-        "metric": metric,
-        "reference": reference,
-        "reference_label": reference_label,
-    }
-
-
-def _plain(label: str, metric: str) -> dict[str, Any]:
-    return {"label": label, "metric": metric}
-
-
-_SEED000 = [
-    _plain("fairness, 20-80 ms", "window.fairness_index"),
-    _plain("peak core queue", "per_port.core->ep4.peak_queue_bytes"),
-]
-_SEED003 = [
-    _plain("aggregate throughput", "metrics.throughput_bps"),
-    _plain("hot port queue, mean", "per_port.sw->h1.mean_queue_bytes"),
-]
-_HARDWARE = "hardware (seed 004)"
-# The presets' headline declarations, used when a scenario declares no `[[report.headline]]`.
-PRESET_HEADLINES: dict[str, list[dict[str, Any]]] = {
-    "pfc-victim-flow": [
-        _read("victim VS -> VR", "window.per_source.VS.throughput_bps", 20e9, MAX_MIN),
-        _read("H11 -> R (congested)", "window.per_source.H11.throughput_bps", 10e9, MAX_MIN),
-    ],
-    "pfc-unfairness": [
-        _read("H4 (R's switch)", "window.per_source.H4.throughput_bps", 10e9, MAX_MIN),
-        _read("H1 (through the spine)", "window.per_source.H1.throughput_bps", 10e9, MAX_MIN),
-    ],
-    "dcqcn-incast": [
-        _plain("steady queue, mean", "metrics.steady_queue_mean_bytes"),
-        _plain("steady queue, std", "metrics.steady_queue_std_bytes"),
-        _plain("steady rate, mean", "metrics.steady_rate_mean_bps"),
-        _plain("steady rate, CV", "metrics.steady_rate_cv"),
-    ],
-    "seed000-pause": _SEED000,
-    "seed000-pause-bcn": _SEED000,
-    "seed000-pause-bcn00": _SEED000,
-    "seed001-og-ms": [
-        _read("transient", "metrics.transient_duration_s", 0.052, "seed 001 (case 2, B = 600 KB)")
-    ],
-    "seed002-bcn-baseline": [
-        _plain("fairness, 5-95 ms", "window.fairness_index"),
-        _plain("frames dropped at the RP", "frames.dropped.rp"),
-    ],
-    "seed003-bernoulli": _SEED003,
-    "seed003-flows-exp": _SEED003,
-    "seed003-flows-pareto": _SEED003,
-    "seed004-qcn": [_read("recovery", "metrics.recovery_time_s", 0.07, _HARDWARE)],
-    "seed004-qcn-delay": [_read("recovery", "metrics.recovery_time_s", 0.07, _HARDWARE)],
-    "seed004-pause": [_read("frames dropped", "frames.dropped.total", 0, _HARDWARE)],
-    "seed004-qcn-pause": [_read("frames dropped", "frames.dropped.total", 0, _HARDWARE)],
-    "flows-16-exp": [
-        _plain("FCT p99", "flows.fct_p99_s"),
-        _plain("slowdown, mean", "flows.slowdown_mean"),
-    ],
-}
 
 
 @dataclass(frozen=True)
@@ -115,10 +49,8 @@ class Headline:
 
 
 def declared(scenario: Mapping[str, Any]) -> list[Headline]:
-    """The scenario's `[[report.headline]]` entries, else its preset's (`PRESET_HEADLINES`)."""
-    entries = scenario.get("report", {}).get("headline")
-    if entries is None:
-        entries = PRESET_HEADLINES.get(str(scenario.get("name")), [])
+    """The scenario's `[[report.headline]]` entries (none: no headline)."""
+    entries = scenario.get("report", {}).get("headline") or []
     return [Headline(**entry) for entry in entries]
 
 

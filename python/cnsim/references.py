@@ -1,9 +1,10 @@
 """The numbers an experiment is about, read from its resolved scenario: reference lines.
 
 A figure of a queue means more with the thresholds the scheme acts on drawn in it (DCQCN's
-Kmin/Kmax, QCN's and BCN's Qeq, a queue limit, PAUSE's XOFF/XON), and a rate figure with the
-fair share the senders should converge to. Every value here comes from the resolved scenario
-(and, for which ports have a congestion point, the summary); nothing is hard-coded per preset.
+Kmin/Kmax, QCN's and BCN's Qeq, a queue limit, PAUSE's and PFC's XOFF/XON), and a rate figure
+with the fair share the senders should converge to. Every value here comes from the resolved
+scenario (and, for which ports have a congestion point, the summary); nothing is hard-coded per
+preset.
 
 The fair share is the max-min share of the receiver's link: all the plotted senders send to one
 host D (saturating, Bernoulli or constant-rate sources), the capacity C(t) is the rate into D
@@ -107,6 +108,8 @@ def _queue_references(
             limit = switch["output_buffer_bytes"]
             out.append(constant(f"queue limit {_kb(limit)}", limit))
         out += _pause_lines(switch, "egress")
+    if any(name in switches for name in (p.split("->")[0] for p in ports)):
+        out += _pfc_lines(scenario)
     return _unique(out)
 
 
@@ -133,6 +136,42 @@ def _pause_lines(switch: Mapping[str, Any], trigger: str) -> list[Reference]:
         constant(f"PAUSE XOFF {_kb(pause['xoff_bytes'])}", pause["xoff_bytes"]),
         constant(f"PAUSE XON {_kb(pause['xon_bytes'])}", pause["xon_bytes"]),
     ]
+
+
+def _pfc_lines(scenario: Mapping[str, Any]) -> list[Reference]:
+    """PFC's static XOFF/XON. They bound the bytes one ingress port holds of one lossless class,
+    not an output queue, so the label says so: a queue fed by one input pauses it near XOFF, a
+    queue fed by several may hold more (docs/pfc.md). A dynamic threshold moves, so it has none."""
+    pfc = scenario.get("pfc")
+    if not isinstance(pfc, Mapping) or pfc.get("threshold", "static") != "static":
+        return []
+    classes = ", ".join(str(c) for c in pfc.get("lossless_classes", []))
+    where = f"per ingress port, class {classes}" if classes else "per ingress port and class"
+    return [
+        constant(f"PFC XOFF {_kb(pfc['xoff_bytes'])} ({where})", pfc["xoff_bytes"]),
+        constant(f"PFC XON {_kb(pfc['xon_bytes'])}", pfc["xon_bytes"]),
+    ]
+
+
+def pfc_cycle_s(scenario: Mapping[str, Any], metric: str, entities: Sequence[str]) -> float | None:
+    """The time a plotted switch queue takes to cross PFC's XOFF-XON hysteresis at its port's
+    line rate: the shortest half-cycle of PFC's pause oscillation there. Probes further apart
+    than this see the oscillation at arbitrary phases, so a slow pattern in their samples can be
+    aliasing (pfc-unfairness: a 26 us cycle sampled every 100 us draws a 1 ms sawtooth). None
+    without static PFC or for another metric."""
+    if metric not in ("queue_bytes", "class_queue_bytes") or not _pfc_lines(scenario):
+        return None
+    pfc = scenario["pfc"]
+    band_bits = 8.0 * (float(pfc["xoff_bytes"]) - float(pfc["xon_bytes"]))
+    switches = {sw["name"] for sw in scenario.get("switches", [])}
+    times = []
+    for entity in entities:
+        sender, _, peer = entity.split(":")[0].partition("->")
+        if sender in switches:
+            rate = _capacity(scenario, sender, peer, "").peak
+            if math.isfinite(rate) and rate > 0:
+                times.append(band_bits / rate)
+    return min(times) if times and band_bits > 0 else None
 
 
 def _unique(references: list[Reference]) -> list[Reference]:

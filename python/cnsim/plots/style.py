@@ -156,17 +156,23 @@ def _reserve_bottom(fig: Figure, lines: int) -> float:
     return line
 
 
-def explain(fig: Figure, metric: str, probe_interval_s: float | None = None) -> None:
+def explain(
+    fig: Figure, metric: str, probe_interval_s: float | None = None, caveat: str | None = None
+) -> None:
     """The metric's note (`AXIS_NOTES`) in small grey type at the bottom left, beside the
-    stamp; for a rate or share per probe interval, the interval too."""
+    stamp; for a rate or share per probe interval, the interval too; a `caveat` about what the
+    figure cannot show (under-sampling) on a line above it."""
     note = AXIS_NOTES.get(metric)
-    if note is None:
-        return
-    if probe_interval_s and metric.endswith(("_bps", "_frac")):
+    if note is not None and probe_interval_s and metric.endswith(("_bps", "_frac")):
         scale, unit = value_unit("interval_s", float(probe_interval_s))
         note += f" (per probe interval of {probe_interval_s / scale:g} {unit})"
-    line = _reserve_bottom(fig, 2)  # the note above the stamp's line
-    fig.text(0.005, line + 0.003, note, ha="left", va="bottom", fontsize=6.5, color="0.4")
+    lines = [text for text in (caveat, note) if text]
+    if not lines:
+        return
+    line = _reserve_bottom(fig, 1 + len(lines))  # the notes above the stamp's line
+    for index, text in enumerate(reversed(lines)):
+        y = (1 + index) * line + 0.003
+        fig.text(0.005, y, text, ha="left", va="bottom", fontsize=6.5, color="0.4")
 
 
 def reference_lines(

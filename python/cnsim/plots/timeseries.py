@@ -76,6 +76,7 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     refs = references.plot_references(
         result.scenario, result.summary, metric, entities, summed=summed
     )
+    aliasing = None if summed else _aliasing_note(result, metric, entities)
     if summed:
         label = f"total of {table.shape[1]}" if table.shape[1] > 1 else entities[0]
         table = table.sum(axis=1, min_count=1).to_frame(label)
@@ -95,8 +96,13 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     fig.set_layout_engine("constrained")
     axes = fig.subplots(2 if zoom_s is not None else 1, 1, squeeze=False)[:, 0]
     ax = axes[0]
-    panel = _Panel(metric, t_scale, v_scale, refs)
+    panel = _Panel(metric, t_scale, v_scale, refs, samples=aliasing is not None)
+    # (a band of many queues keeps its range and median: what under-sampled probes can show)
     notes = panel.draw(ax, times, table)
+    if times.size > ENVELOPE_MAX_POINTS:
+        aliasing = None  # binned: the band shows each bin's range already
+    elif aliasing is not None and table.shape[1] <= MANY_ENTITIES:
+        aliasing = "Dots: s" + aliasing[1:]  # drawn as samples (`_Panel`)
     if summed:
         _mark_recovery(ax, result, metric, t_scale, table.iloc[:, 0] / v_scale)
     default_title = AXIS_NAMES.get(metric, metric)
@@ -113,7 +119,7 @@ def plot_timeseries(result: Result, spec: Mapping[str, Any]) -> Figure:
     if zoom_s is not None:
         _zoom_panel(axes[1], panel, times, table, zoom_s, result)
         ax.axvspan(zoom_s * t_scale, times[-1] * t_scale, color="0.5", alpha=0.08, lw=0)
-    explain(fig, metric, result.scenario.get("report", {}).get("probe_interval_s"))
+    explain(fig, metric, result.scenario.get("report", {}).get("probe_interval_s"), aliasing)
     return fig
 
 
@@ -121,9 +127,17 @@ class _Panel:
     """Draws one metric's table on an axes in fixed units, with its references."""
 
     def __init__(
-        self, metric: str, t_scale: float, v_scale: float, refs: Sequence[references.Reference]
+        self,
+        metric: str,
+        t_scale: float,
+        v_scale: float,
+        refs: Sequence[references.Reference],
+        *,
+        samples: bool = False,
     ) -> None:
         self.metric, self.t_scale, self.v_scale, self.refs = metric, t_scale, v_scale, refs
+        # Under-sampled (`_aliasing_note`): the samples as dots, no line implying a shape.
+        self.samples = samples
 
     def draw(self, ax: Axes, times: np.ndarray, table: pd.DataFrame) -> list[str]:
         """The lines (or the band), the value axis from 0 with headroom, the references;
@@ -136,8 +150,11 @@ class _Panel:
             _draw_band(ax, t, values, [str(c) for c in table.columns], self.metric, dense=dense)
             notes.append(f"{table.shape[1]} series: median, min-max range, extremes named")
         else:
+            dots = {"marker": ".", "ms": 5, "ls": "none"} if self.samples and not dense else {}
             for index, column in enumerate(table.columns):
-                _draw_line(ax, t, values[:, index], self.metric, index, str(column), dense=dense)
+                _draw_line(
+                    ax, t, values[:, index], self.metric, index, str(column), dense=dense, **dots
+                )
         if dense:
             notes.append("per time bin: line mean, band min-max")
         self._value_axis(ax, values, t[-1] if t.size else 0.0)
@@ -159,6 +176,24 @@ class _Panel:
             if np.nanmax(values, initial=0) == 0:
                 ax.set_ylim(0, 1)
         reference_lines(ax, shown, self.t_scale, self.v_scale, t_end / self.t_scale)
+
+
+def _aliasing_note(result: Result, metric: str, entities: Sequence[str]) -> str | None:
+    """A note when the probes are further apart than the fastest oscillation the plotted
+    queues make (PFC's pause cycle, `references.pfc_cycle_s`): the samples then show the
+    queue's range, not its shape, and a slow pattern joining them can be an alias. None when
+    the probes resolve it."""
+    probe_s = result.scenario.get("report", {}).get("probe_interval_s")
+    cycle_s = references.pfc_cycle_s(result.scenario, metric, entities)
+    if probe_s is None or cycle_s is None or float(probe_s) <= cycle_s:
+        return None
+    p_scale, p_unit = value_unit("interval_s", float(probe_s))
+    c_scale, c_unit = value_unit("interval_s", cycle_s)
+    return (
+        f"Samples every {float(probe_s) / p_scale:g} {p_unit}. A queue crosses PFC's "
+        f"XON-XOFF band in {cycle_s / c_scale:.2g} {c_unit} at line rate, so the shape between "
+        "samples is not resolved (a slow pattern may be aliasing)."
+    )
 
 
 def steady_zoom_start(result: Result, times: np.ndarray, values: np.ndarray) -> float | None:

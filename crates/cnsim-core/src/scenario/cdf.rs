@@ -31,18 +31,34 @@ pub(crate) fn named(name: &str) -> Option<Vec<[f64; 2]>> {
     Some(parse(text, name, "cdf").expect("the shipped workloads parse (tested)"))
 }
 
-/// Reads a CDF file; errors name `field` and the file's line.
+/// Reads and checks a CDF file; errors name `field` and the file's own line.
 pub(crate) fn read_file(file: &Path, field: &str) -> Result<Vec<[f64; 2]>, ConfigError> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| ConfigError::field(field, format!("cannot read '{}': {e}", file.display())))?;
-    parse(&text, &format!("'{}'", file.display()), field)
+    let source = format!("'{}'", file.display());
+    let (points, lines) = parse_lines(&text, &source, field)?;
+    crate::scenario::flows::check_cdf(&points).map_err(|(index, msg)| match index {
+        Some(i) => ConfigError::field(field, format!("{source} line {}: {msg}", lines[i])),
+        None => ConfigError::field(field, format!("{source}: {msg}")),
+    })?;
+    Ok(points)
 }
 
 /// Points from CDF text: one `size value` pair per line (`#` comments and blank lines
 /// skipped). Values ending at 100 are percent (the HPCC format) and are divided by 100;
 /// values ending at 1 are probabilities. `source` names the text in messages.
 pub(crate) fn parse(text: &str, source: &str, field: &str) -> Result<Vec<[f64; 2]>, ConfigError> {
+    parse_lines(text, source, field).map(|(points, _)| points)
+}
+
+/// As [`parse`], with each point's 1-based line in the text.
+fn parse_lines(
+    text: &str,
+    source: &str,
+    field: &str,
+) -> Result<(Vec<[f64; 2]>, Vec<usize>), ConfigError> {
     let mut points = Vec::new();
+    let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -63,6 +79,7 @@ pub(crate) fn parse(text: &str, source: &str, field: &str) -> Result<Vec<[f64; 2
             return Err(bad());
         };
         points.push([size, p]);
+        lines.push(i + 1);
     }
     match points.last().map(|p| p[1]) {
         Some(100.0) => {
@@ -82,7 +99,7 @@ pub(crate) fn parse(text: &str, source: &str, field: &str) -> Result<Vec<[f64; 2
         }
         None => return Err(ConfigError::field(field, format!("{source} has no points"))),
     }
-    Ok(points)
+    Ok((points, lines))
 }
 
 #[cfg(test)]
@@ -137,5 +154,23 @@ mod tests {
         assert!(e.to_string().contains("no points"), "{e}");
         let e = parse("1 2 3\n", "t", "f").unwrap_err();
         assert!(e.to_string().contains("two numbers"), "{e}");
+    }
+
+    #[test]
+    fn a_files_bad_point_is_named_by_the_files_own_line() {
+        let dir = std::env::temp_dir().join(format!("cnsim-cdf-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("w.txt");
+        // Line 5 (after a comment and a blank line) goes back in size: point 2, line 5.
+        std::fs::write(&file, "# sizes\n0 0\n\n1000 50\n500 80\n2000 100\n").unwrap();
+        let e = read_file(&file, "traffic[0].size.cdf_file").unwrap_err();
+        assert_eq!(e.path(), Some("traffic[0].size.cdf_file"));
+        let text = e.to_string();
+        assert!(text.contains("w.txt' line 5: sizes must"), "{text}");
+        assert!(!text.contains("[2]"), "{text}");
+        std::fs::write(&file, "0 0\n1000 1.5\n2000 1\n").unwrap();
+        let e = read_file(&file, "f").unwrap_err().to_string();
+        assert!(e.contains("line 2: probabilities"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -62,7 +62,6 @@ impl SizeSpec {
                 ..
             } => {
                 let points = super::cdf::read_file(Path::new(file), "").ok()?;
-                super::flows::validate_cdf(&points, "").ok()?;
                 Some(points)
             }
             SizeSpec::Empirical { cdf, .. } if cdf.points().is_none_or(|p| p.is_empty()) => {

@@ -171,32 +171,40 @@ impl SizeSpec {
 /// An empirical CDF: sizes >= 1 (the first may be 0, as the HPCC simulator's files start) and
 /// non-decreasing, probabilities non-decreasing in [0, 1], the last one 1.
 pub(crate) fn validate_cdf(points: &[[f64; 2]], path: &str) -> Result<(), ConfigError> {
+    check_cdf(points).map_err(|(index, msg)| match index {
+        Some(i) => ConfigError::field(format!("{path}[{i}]"), msg),
+        None => ConfigError::field(path, msg),
+    })
+}
+
+/// As [`validate_cdf`], the fault as (the index of the point at fault, if one is, the reason),
+/// so a file's reader can name the point's line instead (`cdf.rs`).
+pub(crate) fn check_cdf(points: &[[f64; 2]]) -> Result<(), (Option<usize>, String)> {
     if points.is_empty() {
-        return Err(ConfigError::field(path, "the CDF has no points"));
+        return Err((None, "the CDF has no points".into()));
     }
     let mut prev = [0.0, 0.0];
     for (i, &[size, p]) in points.iter().enumerate() {
-        let at = format!("{path}[{i}]");
         let smallest = if i == 0 { 0.0 } else { 1.0 };
         if !(size >= smallest && size.is_finite()) || size < prev[0] {
-            return Err(ConfigError::field(
-                at,
+            return Err((
+                Some(i),
                 format!(
                     "sizes must be >= 1 byte (the first may be 0) and non-decreasing (got {size})"
                 ),
             ));
         }
         if !(0.0..=1.0).contains(&p) || p < prev[1] {
-            return Err(ConfigError::field(
-                at,
+            return Err((
+                Some(i),
                 format!("probabilities must be in [0, 1] and non-decreasing (got {p})"),
             ));
         }
         prev = [size, p];
     }
     if prev[1] != 1.0 {
-        return Err(ConfigError::field(
-            path,
+        return Err((
+            None,
             format!(
                 "the last cumulative probability must be 1 (got {})",
                 prev[1]

@@ -14,6 +14,7 @@ pub(crate) mod routing;
 pub(crate) mod selection;
 pub(crate) mod topology;
 pub(crate) mod transport;
+mod units;
 mod validate;
 mod validate_tables;
 
@@ -390,8 +391,11 @@ pub const METRICS: &[&str] = &[
 impl Scenario {
     /// The scenario's JSON Schema (draft 2020-12), generated from these types so editors and
     /// `jsonschema` check a file against the same rules serde applies (`cnsim schema`).
+    /// Unit-suffixed numbers also take a unit string (`"100Gbps"`, `units.rs`).
     pub fn json_schema() -> serde_json::Value {
-        schemars::schema_for!(Scenario).to_value()
+        let mut schema = schemars::schema_for!(Scenario).to_value();
+        units::allow_unit_strings(&mut schema);
+        schema
     }
 
     /// Parses TOML text, applies `--set path=value` overrides, fills defaults and validates.
@@ -423,6 +427,7 @@ impl Scenario {
         for (path, v) in overrides {
             apply_override(&mut value, path, v)?;
         }
+        units::resolve_units(&mut value)?;
         topology::default_multipath(&mut value);
         flows::default_empirical(&mut value);
         CongestionSpec::prepare(&mut value)?;
@@ -444,7 +449,7 @@ fn deserialize_with_path(value: toml::Table) -> Result<Scenario, ConfigError> {
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let msg = crate::error::with_suggestion(inner.message().to_string());
+        let msg = units::number_hint(crate::error::with_suggestion(inner.message().to_string()));
         let path = if path == "." { "scenario".into() } else { path };
         ConfigError::field(path, msg)
     })

@@ -228,8 +228,8 @@ fn read_cdf_file(size: &SizeSpec, path: &str) -> Result<Option<Vec<[f64; 2]>>, C
         return Ok(None);
     };
     let field = format!("{path}.size.cdf_file");
+    // Read and checked, errors at the file's own lines.
     let points = crate::scenario::cdf::read_file(Path::new(file), &field)?;
-    crate::scenario::flows::validate_cdf(&points, &field)?;
     Ok(Some(points))
 }
 

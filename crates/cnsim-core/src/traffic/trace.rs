@@ -40,25 +40,75 @@ pub(crate) fn read(
     }
 }
 
-/// Reads a CSV trace; errors name the scenario field, the file, and the line.
+/// The columns of a trace, the last optional.
+const COLUMNS: [&str; 5] = ["start_s", "src", "dst", "size_bytes", "priority"];
+
+/// Reads a CSV trace; errors name the scenario field, the file, and the file's own line (the
+/// header is line 1; blank lines count).
 pub(crate) fn read_csv(
     file: &Path,
     host_index: &HashMap<&str, u32>,
     field: &str,
 ) -> Result<Vec<FlowRow>, ConfigError> {
     let fail = |msg: String| ConfigError::field(format!("{field}.trace"), msg);
+    let name = file.display();
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_path(file)
-        .map_err(|e| fail(format!("cannot read '{}': {e}", file.display())))?;
+        .map_err(|e| fail(format!("cannot read '{name}': {e}")))?;
+    let headers = reader
+        .headers()
+        .map_err(|e| {
+            fail(format!(
+                "'{name}' line {}: {}",
+                error_line(&e, 1),
+                csv_reason(&e)
+            ))
+        })?
+        .clone();
+    check_header(&headers).map_err(|msg| fail(format!("'{name}' line 1 (the header): {msg}")))?;
     let mut rows = Vec::new();
-    for (i, rec) in reader.deserialize::<TraceRow>().enumerate() {
-        let line = i + 2; // 1-based, after the header
-        let at = |msg: String| fail(format!("'{}' line {line}: {msg}", file.display()));
-        let r = rec.map_err(|e| at(csv_reason(&e)))?;
+    for rec in reader.records() {
+        let rec = rec.map_err(|e| {
+            fail(format!(
+                "'{name}' line {}: {}",
+                error_line(&e, 0),
+                csv_reason(&e)
+            ))
+        })?;
+        let line = rec.position().map_or(0, csv::Position::line);
+        let at = |msg: String| fail(format!("'{name}' line {line}: {msg}"));
+        let r: TraceRow = rec
+            .deserialize(Some(&headers))
+            .map_err(|e| at(csv_reason(&e)))?;
         rows.push(r.check(host_index).map_err(at)?);
     }
     Ok(rows)
+}
+
+/// The header names the four columns (and maybe `priority`), nothing else, each once.
+fn check_header(headers: &csv::StringRecord) -> Result<(), String> {
+    let expected = "expected start_s,src,dst,size_bytes[,priority]";
+    for (i, col) in headers.iter().enumerate() {
+        if !COLUMNS.contains(&col) {
+            return Err(format!("unknown column '{col}' ({expected})"));
+        }
+        if headers.iter().take(i).any(|c| c == col) {
+            return Err(format!("column '{col}' appears twice"));
+        }
+    }
+    match COLUMNS[..4]
+        .iter()
+        .find(|c| !headers.iter().any(|h| h == **c))
+    {
+        Some(missing) => Err(format!("missing column '{missing}' ({expected})")),
+        None => Ok(()),
+    }
+}
+
+/// The file line of a CSV error, or `otherwise` when it carries none.
+fn error_line(e: &csv::Error, otherwise: u64) -> u64 {
+    e.position().map_or(otherwise, csv::Position::line)
 }
 
 impl TraceRow {
@@ -187,11 +237,18 @@ fn parquet_row(row: &parquet::record::Row) -> Result<TraceRow, String> {
 
 fn csv_reason(e: &csv::Error) -> String {
     match e.kind() {
-        csv::ErrorKind::Deserialize { err, .. } => match err.field() {
-            Some(col) => format!("column {}: {}", col + 1, err.kind()),
-            None => err.kind().to_string(),
-        },
+        csv::ErrorKind::Deserialize { err, .. } => deserialize_reason(err),
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("{len} fields where the header has {expected_len}"),
         _ => e.to_string(),
+    }
+}
+
+fn deserialize_reason(err: &csv::DeserializeError) -> String {
+    match err.field() {
+        Some(col) => format!("column {}: {}", col + 1, err.kind()),
+        None => err.kind().to_string(),
     }
 }
 
@@ -268,5 +325,54 @@ mod tests {
             .to_string();
         assert!(err.contains("line 2") && err.contains("column 1"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn read_text(text: &str, tag: &str) -> Result<Vec<FlowRow>, String> {
+        let index: HashMap<&str, u32> = [("a", 0), ("b", 1)].into_iter().collect();
+        let dir = std::env::temp_dir().join(format!("cnsim-trace-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("t.csv");
+        std::fs::write(&file, text).unwrap();
+        let got = read_csv(&file, &index, "traffic[0]").map_err(|e| e.to_string());
+        std::fs::remove_dir_all(&dir).unwrap();
+        got
+    }
+
+    #[test]
+    fn a_bad_header_is_line_1_and_names_the_columns() {
+        let err = read_text("start_s,src,dst,size\n0.5,a,b,100\n", "h1").unwrap_err();
+        assert!(
+            err.contains("line 1 (the header): unknown column 'size'"),
+            "{err}"
+        );
+        assert!(
+            err.contains("start_s,src,dst,size_bytes[,priority]"),
+            "{err}"
+        );
+        let err = read_text("start_s,src,dst\n0.5,a,b\n", "h2").unwrap_err();
+        assert!(
+            err.contains("line 1 (the header): missing column 'size_bytes'"),
+            "{err}"
+        );
+        let err = read_text("start_s,src,src,size_bytes\n", "h3").unwrap_err();
+        assert!(
+            err.contains("line 1 (the header): column 'src' appears twice"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn errors_give_the_files_own_line_past_blank_lines() {
+        let text = "start_s,src,dst,size_bytes\n0.1,a,b,100\n\n\n0.2,a,b,100\n0.3,a,zz,100\n";
+        let err = read_text(text, "l1").unwrap_err();
+        assert!(err.contains("line 6: unknown host 'zz'"), "{err}");
+        let err = read_text("start_s,src,dst,size_bytes\n0.1,a,b,100\n0.2,a,b\n", "l2");
+        let err = err.unwrap_err();
+        assert!(
+            err.contains("line 3: 3 fields where the header has 4"),
+            "{err}"
+        );
+        let ok = read_text("start_s,src,dst,size_bytes,priority\n0.1,a,b,100,3\n", "l3");
+        assert_eq!(ok.unwrap()[0].priority, 3);
     }
 }
