@@ -80,6 +80,24 @@ pub(crate) struct AckSeen {
     pub(crate) cumulative: u32,
 }
 
+/// A loss the sender inferred (the congestion controller hears it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LossSignal {
+    /// The receiver reported a gap (RoCE's and IRN's NACK).
+    Nack,
+}
+
+/// What an ACK or NACK did at the sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct AckOutcome {
+    /// Packets newly acknowledged cumulatively (the timer restarts when > 0).
+    pub(crate) newly_acked: u32,
+    /// Packets newly known to have arrived out of order (selective acks).
+    pub(crate) newly_sacked: u32,
+    /// A loss this reply revealed.
+    pub(crate) loss: Option<LossSignal>,
+}
+
 /// The receiver's answer to a data packet.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Reply {
@@ -134,8 +152,7 @@ impl SenderQp {
         }
     }
 
-    /// Packets newly acknowledged.
-    fn on_ack(&mut self, ack: &AckSeen) -> u32 {
+    fn on_ack(&mut self, ack: &AckSeen) -> AckOutcome {
         match self {
             SenderQp::GoBackN(s) => s.on_ack(ack),
         }
@@ -257,7 +274,7 @@ impl Host {
             cumulative: frame.seq,
         };
         let now = ctx.q.now();
-        if qp.tx.on_ack(&seen) > 0 {
+        if qp.tx.on_ack(&seen).newly_acked > 0 {
             qp.deadline = now + tp.rto;
         }
         if qp.tx.is_complete() {

@@ -10,7 +10,7 @@
 //! - [`InOrder`], the receiver: accepts only the expected PSN, ACKs every `ack_every` accepted
 //!   packets and the flow's last, sends one NACK per gap, answers a duplicate with an ACK.
 
-use super::{AckSeen, Reply, ReplyKind, RxOutcome, Sent};
+use super::{AckOutcome, AckSeen, LossSignal, Reply, ReplyKind, RxOutcome, Sent};
 
 /// The sender's half of a go-back-N queue pair.
 #[derive(Clone, Copy, Debug)]
@@ -59,9 +59,9 @@ impl GoBackN {
         self.acked >= self.packets
     }
 
-    /// An ACK or NACK: packets newly acknowledged. A NACK for the first unacknowledged packet
-    /// goes back to it; a stale one (an ACK has passed it) is an ACK.
-    pub(crate) fn on_ack(&mut self, ack: &AckSeen) -> u32 {
+    /// An ACK or NACK. A NACK for the first unacknowledged packet goes back to it (a loss);
+    /// a stale one (an ACK has passed it) is an ACK.
+    pub(crate) fn on_ack(&mut self, ack: &AckSeen) -> AckOutcome {
         let newly = ack.cumulative.saturating_sub(self.acked);
         self.acked += newly;
         let go_back = ack.kind == ReplyKind::Nack && ack.cumulative == self.acked;
@@ -70,7 +70,11 @@ impl GoBackN {
         } else {
             self.next_psn.max(self.acked)
         };
-        newly
+        AckOutcome {
+            newly_acked: newly,
+            newly_sacked: 0,
+            loss: go_back.then_some(LossSignal::Nack),
+        }
     }
 
     /// The retransmission timer expired: go back to the first unacknowledged packet.
@@ -144,13 +148,14 @@ mod tests {
     fn a_nack_goes_back_and_a_stale_one_is_an_ack() {
         let mut tx = GoBackN::new(5);
         assert_eq!(sent_psns(&mut tx, 4), [0, 1, 2, 3]);
-        assert_eq!(tx.on_ack(&ack(ReplyKind::Ack, 1)), 1);
-        assert_eq!(tx.on_ack(&ack(ReplyKind::Nack, 1)), 0);
+        assert_eq!(tx.on_ack(&ack(ReplyKind::Ack, 1)).newly_acked, 1);
+        let nack = tx.on_ack(&ack(ReplyKind::Nack, 1));
+        assert_eq!((nack.newly_acked, nack.loss), (0, Some(LossSignal::Nack)));
         let again = tx.next_packet().expect("packet 1 again");
         assert_eq!((again.psn, again.retransmission), (1, true));
         // A NACK for 1 arriving after an ACK for 3: stale, only the ACK part counts.
-        assert_eq!(tx.on_ack(&ack(ReplyKind::Ack, 3)), 2);
-        assert_eq!(tx.on_ack(&ack(ReplyKind::Nack, 1)), 0);
+        assert_eq!(tx.on_ack(&ack(ReplyKind::Ack, 3)).newly_acked, 2);
+        assert_eq!(tx.on_ack(&ack(ReplyKind::Nack, 1)), AckOutcome::default());
         assert_eq!(tx.next_packet().map(|s| s.psn), Some(3));
         tx.on_timeout();
         assert_eq!(sent_psns(&mut tx, 9), [3, 4]);
