@@ -55,10 +55,10 @@ pub(crate) enum EventKind {
     HostWake { node: NodeIdx, generation: u32 },
     /// A host's receive server finished a frame.
     RxDone(NodeIdx),
-    /// A reaction point's timer (QCN timer, BCN drift/stop) for the flow towards `dst`.
+    /// A reaction point's timer (QCN timer, BCN drift/stop) of the limiter in VOQ `slot`.
     RpTimer {
         node: NodeIdx,
-        dst: u32,
+        slot: u32,
         ticket: u32,
     },
     /// A transported flow's retransmission timer at its sender (`net/host/transport/`).

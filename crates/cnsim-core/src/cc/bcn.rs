@@ -57,10 +57,7 @@ use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    lay_table_over, Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, Named, NoNp, Pacing,
-    Registered, NO_TAG,
-};
+use super::{Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, NO_TAG, Named, NoNp, NoSender, Pacing, Registered, lay_table_over};
 use crate::error::ConfigError;
 use crate::rng::{jitter_factor, SimRng};
 use crate::time::SimTime;
@@ -412,6 +409,7 @@ impl CcScheme for Bcn {
     type Cp = BcnCp;
     type Rp = BcnRp;
     type Np = NoNp;
+    type Sender = NoSender;
     type Variant = BcnVariant;
 
     const NAMES: &'static [Named] = &[

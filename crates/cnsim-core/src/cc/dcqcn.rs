@@ -46,10 +46,7 @@ use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    lay_table_over, Carried, CcScheme, CongestionSpec, CpFrame, HostId, MessageKind, Named,
-    NpFrame, Pacing, Registered, NO_TAG,
-};
+use super::{Carried, CcScheme, CongestionSpec, CpFrame, HostId, MessageKind, NO_TAG, Named, NoSender, NpFrame, Pacing, Registered, lay_table_over};
 use crate::error::ConfigError;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -95,10 +92,18 @@ impl DcqcnCp {
     }
 }
 
-/// The receiver's CNP pacing: the last CNP sent to each source.
+/// The receiver's CNP pacing: the last CNP sent to each reaction point (a source host for
+/// open-loop data; a queue pair for a transported flow, as a RoCE NIC paces CNPs per QP).
 pub(crate) struct DcqcnNp {
     interval: SimTime,
-    last_cnp: HashMap<HostId, SimTime>,
+    last_cnp: HashMap<RpKey, SimTime>,
+}
+
+/// The reaction point a CNP goes to: a source host, or one queue pair (flow id) of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum RpKey {
+    Host(HostId),
+    Qp(u32),
 }
 
 impl DcqcnNp {
@@ -109,15 +114,23 @@ impl DcqcnNp {
         }
     }
 
-    /// A data frame from `src` arrived, marked or not. True: send `src` a CNP now.
-    pub(crate) fn on_data(&mut self, src: HostId, marked: bool, now: SimTime) -> bool {
+    /// A data frame from `src` (of queue pair `qp`, if transported) arrived, marked or not.
+    /// True: send its reaction point a CNP now.
+    pub(crate) fn on_data(
+        &mut self,
+        src: HostId,
+        qp: Option<u32>,
+        marked: bool,
+        now: SimTime,
+    ) -> bool {
         if !marked {
             return false;
         }
-        match self.last_cnp.get(&src) {
+        let key = qp.map_or(RpKey::Host(src), RpKey::Qp);
+        match self.last_cnp.get(&key) {
             Some(&last) if now.saturating_sub(last) < self.interval => false,
             _ => {
-                self.last_cnp.insert(src, now);
+                self.last_cnp.insert(key, now);
                 true
             }
         }
@@ -307,6 +320,7 @@ impl CcScheme for Dcqcn {
     type Cp = DcqcnCp;
     type Rp = DcqcnRp;
     type Np = DcqcnNp;
+    type Sender = NoSender;
     type Variant = DcqcnVariant;
 
     const NAMES: &'static [Named] = &[Named {
@@ -456,7 +470,9 @@ impl CcScheme for Dcqcn {
     /// A marked data frame gets its source a CNP (at most one per interval).
     fn on_receive(np: &mut DcqcnNp, frame: NpFrame<'_, Cnp>, now: SimTime) -> Option<Cnp> {
         match frame.payload {
-            Carried::Data => np.on_data(frame.src, frame.ecn_ce, now).then_some(Cnp),
+            Carried::Data => np
+                .on_data(frame.src, frame.qp, frame.ecn_ce, now)
+                .then_some(Cnp),
             _ => None,
         }
     }
@@ -520,15 +536,19 @@ mod tests {
     #[test]
     fn np_sends_at_most_one_cnp_per_source_per_interval() {
         let mut np = DcqcnNp::new(&DcqcnParams::default());
-        assert!(!np.on_data(1, false, us(0.0)), "unmarked: no CNP");
-        assert!(np.on_data(1, true, us(1.0)));
-        assert!(!np.on_data(1, true, us(50.9)), "within 50 us of the last");
+        assert!(!np.on_data(1, None, false, us(0.0)), "unmarked: no CNP");
+        assert!(np.on_data(1, None, true, us(1.0)));
+        assert!(!np.on_data(1, None, true, us(50.9)), "within 50 us of the last");
         assert!(
-            np.on_data(2, true, us(2.0)),
+            np.on_data(2, None, true, us(2.0)),
             "another source has its own budget"
         );
-        assert!(np.on_data(1, true, us(51.0)), "50 us after the last");
-        assert!(!np.on_data(1, true, us(100.0)));
+        assert!(np.on_data(1, None, true, us(51.0)), "50 us after the last");
+        // Queue pairs are paced apart, and apart from their host's open-loop data.
+        assert!(np.on_data(1, Some(7), true, us(52.0)), "QP 7's first CNP");
+        assert!(!np.on_data(1, Some(7), true, us(60.0)), "QP 7 within 50 us");
+        assert!(np.on_data(1, Some(8), true, us(60.0)), "QP 8 is its own RP");
+        assert!(!np.on_data(1, None, true, us(100.0)));
     }
 
     #[test]

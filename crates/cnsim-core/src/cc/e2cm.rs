@@ -37,10 +37,7 @@ use serde::{Deserialize, Serialize};
 use super::bcn::{
     Bcn, BcnCp, BcnFeedback, BcnKind, BcnMsg, BcnParams, BcnRp, FeedbackRule, GiFormula,
 };
-use super::{
-    lay_table_over, Carried, CcScheme, CongestionSpec, CpFrame, HostId, MessageKind, Named,
-    NpFrame, Pacing, Registered, NO_TAG,
-};
+use super::{Carried, CcScheme, CongestionSpec, CpFrame, HostId, MessageKind, NO_TAG, Named, NoSender, NpFrame, Pacing, Registered, lay_table_over};
 use crate::error::ConfigError;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -333,6 +330,7 @@ impl CcScheme for E2cm {
     type Cp = E2cmCp;
     type Rp = E2cmRp;
     type Np = E2cmNp;
+    type Sender = NoSender;
     type Variant = E2cmVariant;
 
     const NAMES: &'static [Named] = &[Named {

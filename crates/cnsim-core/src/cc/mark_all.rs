@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, Named, NoNp, Registered};
+use super::{Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, Named, NoNp, NoSender, Registered};
 use crate::error::ConfigError;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -34,6 +34,7 @@ impl CcScheme for MarkAll {
     type Cp = ();
     type Rp = Counter;
     type Np = NoNp;
+    type Sender = NoSender;
     type Variant = MarkAllParams;
 
     const NAMES: &'static [Named] = &[Named {

@@ -15,6 +15,9 @@
 //!   released when it no longer limits.
 //! - **NP**, a notification point in the receiving host ([`NotificationPoint`]): sees every
 //!   data frame and every message addressed to it, and may answer the frame's source.
+//! - **Sender**, a transported flow's congestion controller at its source ([`SenderCc`]): hears
+//!   every ACK (bytes acknowledged, an RTT sample, the ECN echo) and every loss the transport
+//!   infers, and sets the flow's window and pacing rate (window- and ACK-driven schemes).
 //!
 //! Messages ([`CcMsg`]) are the scheme's own payload: switches and hosts route, queue and count
 //! them without knowing what they mean. Each says whether it rides the control priority (strict
@@ -38,8 +41,8 @@ use registry::{schemes, Registered};
 pub(crate) use registry::MessageKind;
 use scheme::check_frame_bytes;
 pub(crate) use scheme::{
-    Carried, CcScheme, CpFrame, HookFrame, HostId, Named, NoNp, NpFrame, Pacing, Transmitted,
-    NO_TAG,
+    AckEvent, Carried, CcScheme, CpFrame, FlowStart, HookFrame, HostId, LossSignal, Named, NoNp,
+    NoSender, NpFrame, Pacing, Transmitted, NO_TAG,
 };
 pub(crate) use table::{lay_table_over, SchemeName};
 
@@ -55,6 +58,8 @@ schemes! {
     E2cm(e2cm::E2cm) sends E2cm,
     #[cfg(test)]
     MarkAll(mark_all::MarkAll) sends Mark,
+    #[cfg(test)]
+    FixedWindow(fixed_window::FixedWindow) sends FixedWindow,
 }
 
 /// The registered schemes' message kinds (the counters [`CcMsg::kind`] indexes).

@@ -11,9 +11,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, Named, NpFrame, Registered,
-};
+use super::{Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, Named, NoSender, NpFrame, Registered};
 use crate::error::{Check, ConfigError};
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -148,6 +146,7 @@ impl CcScheme for PathProbe {
     type Cp = PathProbeCp;
     type Rp = PathProbeRp;
     type Np = PathProbeNp;
+    type Sender = NoSender;
     type Variant = PathProbeVariant;
 
     const NAMES: &'static [Named] = &[Named {

@@ -40,10 +40,7 @@ mod params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, Named, NoNp, Pacing, Registered,
-    NO_TAG,
-};
+use super::{Carried, CcScheme, CongestionSpec, CpFrame, MessageKind, NO_TAG, Named, NoNp, NoSender, Pacing, Registered};
 use crate::error::ConfigError;
 use crate::rng::{jitter_factor, SimRng};
 use crate::time::SimTime;
@@ -429,6 +426,7 @@ impl CcScheme for Qcn {
     type Cp = QcnCp;
     type Rp = QcnRp;
     type Np = NoNp;
+    type Sender = NoSender;
     type Variant = QcnVariant;
 
     const NAMES: &'static [Named] = &[Named {

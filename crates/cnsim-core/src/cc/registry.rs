@@ -388,6 +388,44 @@ macro_rules! schemes {
             }
         }
 
+        /// A transported flow's congestion controller at its sender.
+        pub(crate) enum SenderCc {
+            $( $(#[$attr])* $V(<$module::$T as CcScheme>::Sender), )+
+        }
+
+        impl SenderCc {
+            pub(crate) fn new(scheme: &Scheme, flow: &FlowStart) -> Option<SenderCc> {
+                match scheme {
+                    Scheme::None => None,
+                    $( $(#[$attr])* Scheme::$V(c) => <$module::$T as CcScheme>::new_sender(c, flow).map(SenderCc::$V), )+
+                }
+            }
+
+            pub(crate) fn on_ack(&mut self, ack: &AckEvent) {
+                match self {
+                    $( $(#[$attr])* SenderCc::$V(s) => <$module::$T as CcScheme>::on_ack(s, ack), )+
+                }
+            }
+
+            pub(crate) fn on_loss(&mut self, loss: LossSignal, now: SimTime) {
+                match self {
+                    $( $(#[$attr])* SenderCc::$V(s) => <$module::$T as CcScheme>::on_loss(s, loss, now), )+
+                }
+            }
+
+            pub(crate) fn window_bytes(&self) -> Option<f64> {
+                match self {
+                    $( $(#[$attr])* SenderCc::$V(s) => <$module::$T as CcScheme>::window_bytes(s), )+
+                }
+            }
+
+            pub(crate) fn pacing_bps(&self) -> Option<f64> {
+                match self {
+                    $( $(#[$attr])* SenderCc::$V(s) => <$module::$T as CcScheme>::pacing_bps(s), )+
+                }
+            }
+        }
+
         impl NotificationPoint {
             pub(crate) fn new(scheme: &Scheme) -> Option<NotificationPoint> {
                 match scheme {

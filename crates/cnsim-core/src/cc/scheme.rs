@@ -26,6 +26,9 @@ pub(crate) const NO_TAG: u32 = u32::MAX;
 /// never called and its arms compile away.
 pub(crate) type NoNp = std::convert::Infallible;
 
+/// The sender controller of a scheme that has none (as [`NoNp`]).
+pub(crate) type NoSender = std::convert::Infallible;
+
 /// What a frame carries, as a scheme sees it.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Carried<M> {
@@ -56,6 +59,9 @@ pub(crate) struct CpFrame<'a, M> {
 pub(crate) struct NpFrame<'a, M> {
     /// The host that sent the data (or that the message is about).
     pub(crate) src: HostId,
+    /// The queue pair (flow id) of a transported flow's data, whose reaction point is per flow;
+    /// None for open-loop data, whose reaction point is per source-destination pair.
+    pub(crate) qp: Option<u32>,
     pub(crate) ecn_ce: bool,
     pub(crate) payload: Carried<&'a M>,
 }
@@ -113,6 +119,49 @@ pub(crate) struct Transmitted {
     pub(crate) changed: bool,
 }
 
+/// A transported flow that starts, as its sender's congestion controller sees it.
+#[derive(Clone, Copy, Debug)]
+#[expect(
+    dead_code,
+    reason = "no registered scheme has a sender yet; fixed_window's tests read part of it"
+)]
+pub(crate) struct FlowStart {
+    /// The sending host's link rate.
+    pub(crate) line_rate_bps: f64,
+    /// The flow's packet size (its MSS; the last packet may be smaller).
+    pub(crate) mss_bytes: u32,
+    pub(crate) size_bytes: u64,
+    pub(crate) now: SimTime,
+}
+
+/// An ACK at the sender, as its congestion controller sees it.
+#[derive(Clone, Copy, Debug)]
+#[expect(
+    dead_code,
+    reason = "no registered scheme has a sender yet; fixed_window's tests read part of it"
+)]
+pub(crate) struct AckEvent {
+    pub(crate) now: SimTime,
+    /// Bytes newly acknowledged cumulatively by this ACK.
+    pub(crate) newly_acked_bytes: u64,
+    /// Round-trip time from the echoed send time of the data frame that triggered the ACK
+    /// (valid for a retransmission too: it is that transmission's time).
+    pub(crate) rtt: SimTime,
+    /// ECN-Echo: the data frame that triggered it arrived marked.
+    pub(crate) ece: bool,
+    /// Bytes in flight after this ACK.
+    pub(crate) in_flight_bytes: u64,
+}
+
+/// A loss the transport inferred, as the sender's congestion controller hears it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LossSignal {
+    /// The receiver reported a gap (RoCE's and IRN's NACK).
+    Nack,
+    /// The retransmission timer expired.
+    Timeout,
+}
+
 /// A congestion-management scheme: its scenario table and the state machines behind the hooks
 /// (`docs/hooks.md`). Implemented by a unit type in the scheme's own file
 /// and registered with one line in `cc/mod.rs`; the registry generates the enums the network
@@ -136,6 +185,9 @@ pub(crate) trait CcScheme {
     type Rp;
     /// The notification point of a receiving host ([`NoNp`]: none).
     type Np;
+    /// A transported flow's congestion controller at its sender: window- and ACK-driven
+    /// schemes ([`NoSender`]: none, the transport keeps its own).
+    type Sender;
     /// What the summary says ran (`summary.variant`, tagged with the scheme's name).
     type Variant: Clone + Debug + Serialize + DeserializeOwned + JsonSchema;
 
@@ -288,6 +340,27 @@ pub(crate) trait CcScheme {
         _frame: NpFrame<'_, Self::Msg>,
         _now: SimTime,
     ) -> Option<Self::Msg> {
+        None
+    }
+
+    // --- Sender: a transported flow's congestion controller (docs/hooks.md) ---
+
+    /// The controller of a transported flow that starts now; None leaves the transport's own
+    /// (NewReno for tcp, no window for roce and irn).
+    fn new_sender(_config: &Self::Config, _flow: &FlowStart) -> Option<Self::Sender> {
+        None
+    }
+    /// Every ACK of the flow (after the transport has acted on it).
+    fn on_ack(_sender: &mut Self::Sender, _ack: &AckEvent) {}
+    /// A loss the transport inferred.
+    fn on_loss(_sender: &mut Self::Sender, _loss: LossSignal, _now: SimTime) {}
+    /// The congestion window: the transport sends while its bytes in flight are below it
+    /// (None: no window).
+    fn window_bytes(_sender: &Self::Sender) -> Option<f64> {
+        None
+    }
+    /// The pacing rate of the flow's data frames (None: as fast as the NIC serves the flow).
+    fn pacing_bps(_sender: &Self::Sender) -> Option<f64> {
         None
     }
 }

@@ -168,6 +168,7 @@ impl HookFrame for Frame {
     fn at_np<M>(&self, own: impl FnOnce(&CcMsg) -> Option<&M>) -> NpFrame<'_, M> {
         NpFrame {
             src: self.src,
+            qp: (self.seq != NO_SEQ && self.is_data()).then_some(self.flow_id),
             ecn_ce: self.ecn_ce,
             payload: match &self.payload {
                 Payload::Data => Carried::Data,

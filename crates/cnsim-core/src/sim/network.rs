@@ -81,10 +81,10 @@ impl Network {
                     h.on_rx_done(node, &mut ctx);
                 }
             }
-            EventKind::RpTimer { node, dst, ticket } => {
+            EventKind::RpTimer { node, slot, ticket } => {
                 let (nodes, mut ctx) = self.ctx();
                 if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_rp_timer(node, dst, ticket, &mut ctx);
+                    h.on_rp_timer(node, slot, ticket, &mut ctx);
                 }
             }
             EventKind::TransportTimer { node, flow } => {

@@ -1,6 +1,7 @@
 //! Periodic probes: every `probe_interval_s` each element reports its rates (from counter
 //! differences over the interval) and instantaneous levels.
 
+use crate::ids::NO_FLOW;
 use crate::net::host::Host;
 use crate::net::port::Port;
 use crate::net::switch::Switch;
@@ -122,17 +123,22 @@ fn sample_host(
     rec.record("nic_queue_bytes", entity, h.nic_bytes as f64);
     rec.record("rx_queue_bytes", entity, h.rx.bytes as f64);
     rec.record("dropped_frames", entity, h.counters.dropped_frames as f64);
-    // Limiters in destination order, so entity ids do not depend on VOQ slot reuse.
-    let mut limited: Vec<(u32, usize)> = (h.voqs.iter().enumerate())
+    // Limiters in destination order (then queue pair), so entity ids do not depend on VOQ
+    // slot reuse. A queue pair's limiter is "host->dst#flow".
+    let mut limited: Vec<(u32, u32, usize)> = (h.voqs.iter().enumerate())
         .filter(|(_, v)| v.limiter.is_some())
-        .map(|(slot, v)| (v.dst, slot))
+        .map(|(slot, v)| (v.dst, v.qp, slot))
         .collect();
     limited.sort_unstable();
-    for (dst, slot) in limited {
+    for (dst, qp, slot) in limited {
         let voq = &mut h.voqs[slot];
         let limiter = voq.limiter.as_ref().expect("filtered");
         let e = *voq.probe_entity.get_or_insert_with(|| {
-            rec.entity(&format!("{}->{}", h.name, host_names[dst as usize]))
+            let pair = format!("{}->{}", h.name, host_names[dst as usize]);
+            match qp {
+                NO_FLOW => rec.entity(&pair),
+                flow => rec.entity(&format!("{pair}#{flow}")),
+            }
         });
         rec.record("rp_rate_bps", e, limiter.rate_bps());
         if let Some(tr) = limiter.target_rate_bps() {

@@ -3,9 +3,10 @@
 
 use super::Host;
 
+use super::voq::voq_key;
 use crate::cc::{CcMsg, Limiter};
 use crate::engine::{EventKind, NodeIdx};
-use crate::net::frame::HostId;
+use crate::net::frame::{FlowId, HostId};
 use crate::net::Ctx;
 use crate::time::SimTime;
 
@@ -25,8 +26,8 @@ impl Host {
             let sent = limiter.on_transmit(bytes, now, &mut self.rng);
             let settled = voq.limiter_settled && !sent.changed;
             if let Some(msg) = sent.msg {
-                let dst = voq.dst;
-                self.queue_message(msg, self.id, dst, ctx);
+                let (dst, qp) = (voq.dst, voq.qp);
+                self.queue_message(msg, self.id, dst, qp, ctx);
             }
             // A no-op when nothing changed since the last call (it is idempotent).
             if !settled {
@@ -60,23 +61,23 @@ impl Host {
         self.timer_ticket = self.timer_ticket.wrapping_add(1);
         let ticket = self.timer_ticket;
         voq.timer_pending = Some((ticket, generation));
-        let dst = voq.dst;
         ctx.q.schedule(
             at.max(ctx.q.now()),
             EventKind::RpTimer {
                 node: me,
-                dst,
+                slot,
                 ticket,
             },
         );
     }
 
-    pub(crate) fn on_rp_timer(&mut self, me: NodeIdx, dst: u32, ticket: u32, ctx: &mut Ctx) {
+    /// The timer of the limiter in VOQ `slot`. Tickets are never reused, so an event of a
+    /// limiter that has gone (its slot recycled) matches no pending timer.
+    pub(crate) fn on_rp_timer(&mut self, me: NodeIdx, slot: u32, ticket: u32, ctx: &mut Ctx) {
         let now = ctx.q.now();
-        let Some(&slot) = self.voq_slot.get(&dst) else {
+        let Some(voq) = self.voqs.get_mut(slot as usize) else {
             return;
         };
-        let voq = &mut self.voqs[slot as usize];
         let Some(limiter) = voq.limiter.as_mut() else {
             return;
         };
@@ -107,17 +108,27 @@ impl Host {
         }
     }
 
-    /// A message for the RP of the destination `flow_dst`.
+    /// A message for the RP of the destination `flow_dst`, or of queue pair `flow_id` if that
+    /// is a transported flow (whose RP is per flow). Feedback for a queue pair that has
+    /// finished sending is dropped: its RP went with it.
     pub(super) fn receive_feedback(
         &mut self,
         me: NodeIdx,
         msg: &CcMsg,
         flow_dst: HostId,
+        flow_id: FlowId,
         ctx: &mut Ctx,
     ) {
         let now = ctx.q.now();
         let line_rate = self.port.line_rate_bps;
-        let slot = self.slot_of(flow_dst, ctx);
+        let slot = if self.is_queue_pair(flow_id, ctx) {
+            match self.voq_slot.get(&voq_key(flow_dst, flow_id)) {
+                Some(&slot) => slot,
+                None => return,
+            }
+        } else {
+            self.slot_of(flow_dst, ctx)
+        };
         let voq = &mut self.voqs[slot as usize];
         if voq.limiter.is_none() {
             voq.limiter =

@@ -49,9 +49,10 @@ pub(crate) struct Host {
     pub(crate) id: HostId,
     pub(crate) name: String,
     pub(crate) port: Port,
-    /// VOQ slots; `voq_slot` maps a destination to its slot, freed slots are reused.
+    /// VOQ slots; `voq_slot` maps a destination or a queue pair (`voq::voq_key`) to its
+    /// slot, freed slots are reused.
     pub(crate) voqs: Vec<Voq>,
-    voq_slot: FxHashMap<HostId, u32>,
+    voq_slot: FxHashMap<u64, u32>,
     free_slots: Vec<u32>,
     /// Round-robin order of the slots with work.
     ring: VecDeque<u32>,

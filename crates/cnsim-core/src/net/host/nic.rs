@@ -179,9 +179,16 @@ impl Host {
         };
         let mut frame = if from_flow {
             let id = voq.flows.pop_front().expect("checked");
+            let line_rate_bps = self.port.line_rate_bps;
             let (bytes, seq, finished) = match self.transports.as_deref_mut() {
                 Some(tp) if !ctx.flows.flows[id as usize].row.transport.is_none() => {
-                    transport::next_frame(tp, me, id, ctx)
+                    let next = transport::next_frame(tp, me, id, line_rate_bps, ctx);
+                    if let Some(at) = next.paced_until {
+                        // The flow's controller paces its queue pair's VOQ.
+                        voq.paced = true;
+                        voq.next_allowed = at;
+                    }
+                    (next.bytes, next.psn, next.finished)
                 }
                 _ => {
                     let (bytes, finished) = ctx.flows.take_frame_bytes(id);

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use crate::cc::CcMsg;
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::{hysteresis, Lane};
-use crate::net::frame::{Frame, HostId, Payload, NO_SEQ};
+use crate::net::frame::{FlowId, Frame, HostId, Payload, NO_SEQ};
 use crate::net::Ctx;
 use crate::scenario::{Watermarks, N_CLASSES};
 use crate::stats::DropPlace;
@@ -51,7 +51,7 @@ impl Host {
                 self.receive_pause(me, Lane::class(class as usize), quanta, ctx)
             }
             Payload::Cc(msg) if msg.for_reaction_point() => {
-                self.receive_feedback(me, &msg, frame.flow, ctx)
+                self.receive_feedback(me, &msg, frame.flow, frame.flow_id, ctx)
             }
             Payload::Cc(_) => self.notify(me, &frame, ctx),
             Payload::Ack(_) | Payload::Nack(_) => self.receive_transport_ack(me, frame, ctx),
@@ -71,13 +71,14 @@ impl Host {
     fn notify_np(&mut self, me: NodeIdx, frame: &Frame, ctx: &mut Ctx) {
         let np = self.np.as_mut().expect("checked by notify");
         if let Some(reply) = np.on_receive(frame, ctx.q.now()) {
-            self.answer(me, reply, frame.src, ctx);
+            self.answer(me, reply, frame.src, frame.flow_id, ctx);
         }
     }
 
-    /// Sends the NP's answer to `to`.
-    fn answer(&mut self, me: NodeIdx, reply: CcMsg, to: HostId, ctx: &mut Ctx) {
-        self.queue_message(reply, to, self.id, ctx);
+    /// Sends the NP's answer to `to`, about its flow `flow_id` (the RP of a transported flow
+    /// is per queue pair).
+    fn answer(&mut self, me: NodeIdx, reply: CcMsg, to: HostId, flow_id: FlowId, ctx: &mut Ctx) {
+        self.queue_message(reply, to, self.id, flow_id, ctx);
         self.try_transmit(me, ctx);
     }
 

@@ -51,7 +51,7 @@ fn stale_timer_of_a_released_limiter_is_ignored() {
     host.voqs[slot].timer_pending = None;
     host.receive(0, cnm(63), &mut ctx);
     let stale = 1;
-    host.on_rp_timer(0, 1, stale, &mut ctx);
+    host.on_rp_timer(0, slot as u32, stale, &mut ctx);
     let Some(Limiter::Qcn(rp)) = host.voq(1).unwrap().limiter.as_deref() else {
         panic!("QCN limiter")
     };
@@ -63,7 +63,7 @@ fn stale_timer_of_a_released_limiter_is_ignored() {
     // The new limiter's own event does fire.
     let current = newest_ticket(ctx.q);
     assert_ne!(current, stale);
-    host.on_rp_timer(0, 1, current, &mut ctx);
+    host.on_rp_timer(0, slot as u32, current, &mut ctx);
     let Some(Limiter::Qcn(rp)) = host.voq(1).unwrap().limiter.as_deref() else {
         panic!("QCN limiter")
     };

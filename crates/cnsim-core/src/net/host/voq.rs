@@ -1,12 +1,14 @@
 //! The VOQ table: per-destination queues of frames, flows and saturating sources, made only
 //! for destinations with work or a limiter and recycled, and the messages the host queues.
+//! A transported flow is a queue pair with a VOQ of its own (its own rate limiter, as on an
+//! RDMA NIC); open-loop work shares its destination's VOQ.
 
 use super::Host;
 use std::collections::VecDeque;
 
 use crate::cc::{CcMsg, Limiter};
 use crate::engine::NodeIdx;
-use crate::net::frame::{FlowId, Frame, HostId, Payload};
+use crate::net::frame::{FlowId, Frame, HostId, Payload, NO_FLOW};
 use crate::net::Ctx;
 use crate::stats::DropPlace;
 use crate::time::{SimTime, TxTimer};
@@ -17,6 +19,8 @@ use crate::time::{SimTime, TxTimer};
 #[derive(Default)]
 pub(crate) struct Voq {
     pub(crate) dst: HostId,
+    /// The queue pair (transported flow) this VOQ is, or `NO_FLOW`: the destination's VOQ.
+    pub(crate) qp: FlowId,
     pub(crate) frames: VecDeque<Frame>,
     /// Flows waiting to send to `dst`, oldest first; the head one is being sent.
     pub(crate) flows: VecDeque<FlowId>,
@@ -31,6 +35,9 @@ pub(crate) struct Voq {
     /// Pacing times at the limiter's rate: it changes once per byte-counter or timer cycle,
     /// not per frame, so most frames reuse the last one instead of dividing.
     pub(super) pace: TxTimer,
+    /// The flow's congestion controller paces it: `next_allowed` holds its next frame
+    /// (a queue pair's VOQ only).
+    pub(crate) paced: bool,
     /// A saturating source is attached: frames of this size are made on demand.
     pub(crate) saturating_frame_bytes: Option<u32>,
     /// 802.1Q class of the VOQ's work (that of the latest frame, flow or source added): PFC
@@ -94,8 +101,19 @@ impl Voq {
     pub(super) fn ready_at(&self) -> SimTime {
         match &self.limiter {
             Some(l) if self.own_frames.is_empty() => self.next_allowed.max(l.stopped_until()),
+            _ if self.paced && self.own_frames.is_empty() => self.next_allowed,
             _ => SimTime::ZERO,
         }
+    }
+}
+
+/// The VOQ table's key: a destination, or a queue pair (`qp`, a transported flow's id) in a
+/// separate range.
+pub(super) fn voq_key(dst: HostId, qp: FlowId) -> u64 {
+    if qp == NO_FLOW {
+        dst as u64
+    } else {
+        1 << 32 | qp as u64
     }
 }
 
@@ -103,7 +121,14 @@ impl Host {
     /// The VOQ slot of `dst`, made if the host has none (with the scheme's RP, for schemes
     /// whose RP acts before any feedback).
     pub(super) fn slot_of(&mut self, dst: HostId, ctx: &Ctx) -> u32 {
-        if let Some(&slot) = self.voq_slot.get(&dst) {
+        self.slot_for(dst, NO_FLOW, ctx)
+    }
+
+    /// The VOQ slot of queue pair `qp` to `dst` (`NO_FLOW`: the destination's VOQ), made if
+    /// the host has none.
+    pub(super) fn slot_for(&mut self, dst: HostId, qp: FlowId, ctx: &Ctx) -> u32 {
+        let key = voq_key(dst, qp);
+        if let Some(&slot) = self.voq_slot.get(&key) {
             return slot;
         }
         let slot = self.free_slots.pop().unwrap_or_else(|| {
@@ -112,25 +137,32 @@ impl Host {
         });
         let voq = &mut self.voqs[slot as usize];
         voq.dst = dst;
+        voq.qp = qp;
         voq.limiter =
             Limiter::for_new_destination(ctx.scheme, self.port.line_rate_bps).map(Box::new);
         if let Some(l) = voq.limiter.as_mut() {
             l.set_paused(self.rate_limiters_paused, ctx.q.now());
         }
-        self.voq_slot.insert(dst, slot);
+        self.voq_slot.insert(key, slot);
         slot
     }
 
     /// The VOQ of `dst`, if the host has one.
     pub(crate) fn voq(&self, dst: HostId) -> Option<&Voq> {
-        self.voq_slot.get(&dst).map(|&s| &self.voqs[s as usize])
+        (self.voq_slot.get(&voq_key(dst, NO_FLOW))).map(|&s| &self.voqs[s as usize])
+    }
+
+    /// Flow `id` is a queue pair: a transported flow, with a VOQ and a reaction point of its
+    /// own.
+    pub(super) fn is_queue_pair(&self, id: FlowId, ctx: &Ctx) -> bool {
+        id != NO_FLOW && !ctx.flows.flows[id as usize].row.transport.is_none()
     }
 
     /// Frees a slot that has nothing left to do.
     pub(super) fn release_if_idle(&mut self, slot: u32) {
         let voq = &mut self.voqs[slot as usize];
         if voq.is_idle() {
-            self.voq_slot.remove(&voq.dst);
+            self.voq_slot.remove(&voq_key(voq.dst, voq.qp));
             voq.recycle();
             self.free_slots.push(slot);
         }
@@ -175,10 +207,16 @@ impl Host {
         self.try_transmit(me, ctx);
     }
 
-    /// Flow `id` to `dst` starts: it waits behind the VOQ's earlier flows. Its frames are cut
-    /// when the VOQ is served (flows live in the application, not in the NIC buffer).
+    /// Flow `id` to `dst` starts: it waits behind the VOQ's earlier flows (a transported flow
+    /// has a VOQ of its own). Its frames are cut when the VOQ is served (flows live in the
+    /// application, not in the NIC buffer).
     pub(crate) fn start_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
-        let slot = self.slot_of(dst, ctx);
+        let qp = if self.is_queue_pair(id, ctx) {
+            id
+        } else {
+            NO_FLOW
+        };
+        let slot = self.slot_for(dst, qp, ctx);
         let voq = &mut self.voqs[slot as usize];
         voq.priority = ctx.flows.flows[id as usize].row.priority;
         voq.flows.push_back(id);
@@ -207,13 +245,15 @@ impl Host {
     }
 
     /// Queues a scheme message from this host to `to`, about the data flow that goes to
-    /// `flow_dst` (its RP key at the source): at control priority, or behind `to`'s VOQ when
-    /// it rides the data queue. The caller lets the NIC decide what to send next.
+    /// `flow_dst` (its RP key at the source) and, for a queue pair, flow `flow_id` (its RP is
+    /// per flow): at control priority, or behind `to`'s VOQ when it rides the data queue. The
+    /// caller lets the NIC decide what to send next.
     pub(super) fn queue_message(
         &mut self,
         msg: CcMsg,
         about_src: HostId,
         flow_dst: HostId,
+        flow_id: FlowId,
         ctx: &mut Ctx,
     ) {
         let bytes = msg.bytes(ctx.scheme);
@@ -223,7 +263,7 @@ impl Host {
         } else {
             flow_dst
         };
-        let frame = Frame::control(
+        let mut frame = Frame::control(
             Payload::Cc(msg),
             about_src,
             to,
@@ -231,6 +271,7 @@ impl Host {
             bytes,
             ctx.q.now(),
         );
+        frame.flow_id = flow_id;
         if msg.rides_data_queue() {
             let slot = self.slot_of(to, ctx);
             self.voqs[slot as usize].own_frames.push_back(frame);

@@ -16,14 +16,16 @@ mod roce;
 
 use rustc_hash::FxHashMap;
 
+use super::voq::voq_key;
 use super::Host;
+use crate::cc::{AckEvent, FlowStart, LossSignal, SenderCc};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flows::FlowState;
 use crate::net::frame::{AckFields, FlowId, Frame, HostId, Payload};
 use crate::net::Ctx;
-use crate::scenario::{FlowService, RoceParams, Transport};
+use crate::scenario::{RoceParams, Transport};
 use crate::stats::ControlKind;
-use crate::time::SimTime;
+use crate::time::{serialization_time, SimTime};
 
 /// A host's transported flows: the sender's and the receiver's halves, and the parameters.
 pub(crate) struct Transports {
@@ -33,10 +35,17 @@ pub(crate) struct Transports {
     receiving: FxHashMap<FlowId, ReceiverQp>,
 }
 
-/// A flow's sender: its transport's state machine and the glue's timer and VOQ bookkeeping.
-#[derive(Clone, Copy, Debug)]
+/// A flow's sender: its transport's state machine, its congestion controller, and the glue's
+/// timer and VOQ bookkeeping.
 struct Sending {
     tx: SenderQp,
+    /// The scheme's controller of this flow (window, pacing), if the scheme has one.
+    cc: Option<SenderCc>,
+    /// The flow's packet size (the window counts packets of it).
+    mss_bytes: u32,
+    /// The controller's pacing lets the next frame go at this time. Kept here, not only in
+    /// the VOQ, which goes while the window holds the flow.
+    paced_until: SimTime,
     /// The retransmission timer expires at this time unless ACKs move it.
     deadline: SimTime,
     /// The time of the timer event in the queue (`SimTime::MAX`: none). The timer is lazy: an
@@ -78,13 +87,6 @@ pub(crate) struct AckSeen {
     pub(crate) kind: ReplyKind,
     /// Every packet before this one is held in order at the receiver.
     pub(crate) cumulative: u32,
-}
-
-/// A loss the sender inferred (the congestion controller hears it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LossSignal {
-    /// The receiver reported a gap (RoCE's and IRN's NACK).
-    Nack,
 }
 
 /// What an ACK or NACK did at the sender.
@@ -169,6 +171,29 @@ impl SenderQp {
             SenderQp::GoBackN(s) => s.is_complete(),
         }
     }
+
+    /// Packets in flight as the window counts them.
+    fn in_flight(&self) -> u32 {
+        match self {
+            SenderQp::GoBackN(s) => s.in_flight(),
+        }
+    }
+}
+
+impl Sending {
+    /// The transport has a packet to send and the congestion window lets it go.
+    fn may_send(&self) -> bool {
+        self.tx.has_more() && self.window_open()
+    }
+
+    fn window_open(&self) -> bool {
+        let window = self.cc.as_ref().and_then(SenderCc::window_bytes);
+        window.is_none_or(|w| (self.in_flight_bytes() as f64) < w)
+    }
+
+    fn in_flight_bytes(&self) -> u64 {
+        self.tx.in_flight() as u64 * self.mss_bytes as u64
+    }
 }
 
 impl ReceiverQp {
@@ -210,7 +235,17 @@ impl Transports {
     }
 }
 
-/// The next frame of transported flow `id`: (bytes, PSN, nothing left to send after it).
+/// The next frame of transported flow `id`.
+pub(super) struct NextFrame {
+    pub(super) bytes: u32,
+    pub(super) psn: u32,
+    /// Nothing may be sent after it now (all sent, or the window is full).
+    pub(super) finished: bool,
+    /// The flow's congestion controller paces it: its next frame may go at this time.
+    pub(super) paced_until: Option<SimTime>,
+}
+
+/// The next frame of transported flow `id`, sent by a host of link rate `line_rate_bps`.
 /// Counts a retransmission against the flow, and arms the timer on the first send. Out of
 /// line, so the NIC's frame cutting stays as small as without a transport.
 #[inline(never)]
@@ -218,17 +253,29 @@ pub(super) fn next_frame(
     tp: &mut Transports,
     me: NodeIdx,
     id: FlowId,
+    line_rate_bps: f64,
     ctx: &mut Ctx,
-) -> (u32, u32, bool) {
+) -> NextFrame {
     let now = ctx.q.now();
     let f = &mut ctx.flows.flows[id as usize];
     let n = packets(f);
     let transport = f.row.transport;
-    let qp = tp.sending.entry(id).or_insert_with(|| Sending {
-        tx: SenderQp::for_flow(transport, n),
-        deadline: SimTime::MAX,
-        timer_at: SimTime::MAX,
-        in_voq: true,
+    let qp = tp.sending.entry(id).or_insert_with(|| {
+        let start = FlowStart {
+            line_rate_bps,
+            mss_bytes: f.row.frame_bytes,
+            size_bytes: f.row.size_bytes,
+            now,
+        };
+        Sending {
+            tx: SenderQp::for_flow(transport, n),
+            cc: SenderCc::new(ctx.scheme, &start),
+            mss_bytes: f.row.frame_bytes,
+            paced_until: SimTime::ZERO,
+            deadline: SimTime::MAX,
+            timer_at: SimTime::MAX,
+            in_voq: true,
+        }
     });
     let sent = qp
         .tx
@@ -239,7 +286,7 @@ pub(super) fn next_frame(
         f.retransmitted_bytes += bytes as u64;
         f.retransmitted_frames += 1;
     }
-    let finished = !qp.tx.has_more();
+    let finished = !qp.may_send();
     qp.in_voq = !finished;
     if qp.timer_at == SimTime::MAX {
         qp.deadline = now + tp.rto;
@@ -247,7 +294,16 @@ pub(super) fn next_frame(
         let ev = EventKind::TransportTimer { node: me, flow: id };
         ctx.q.schedule(qp.deadline, ev);
     }
-    (bytes, sent.psn, finished)
+    let pacing = qp.cc.as_ref().and_then(SenderCc::pacing_bps);
+    if let Some(rate) = pacing {
+        qp.paced_until = now + serialization_time(bytes as u64, rate);
+    }
+    NextFrame {
+        bytes,
+        psn: sent.psn,
+        finished,
+        paced_until: pacing.map(|_| qp.paced_until),
+    }
 }
 
 impl Host {
@@ -264,9 +320,9 @@ impl Host {
         let Some(qp) = tp.sending.get_mut(&id) else {
             return; // the flow has completed: a late ACK
         };
-        let kind = match frame.payload {
-            Payload::Ack(_) => ReplyKind::Ack,
-            Payload::Nack(_) => ReplyKind::Nack,
+        let (kind, fields) = match frame.payload {
+            Payload::Ack(fields) => (ReplyKind::Ack, fields),
+            Payload::Nack(fields) => (ReplyKind::Nack, fields),
             _ => return,
         };
         let seen = AckSeen {
@@ -274,16 +330,31 @@ impl Host {
             cumulative: frame.seq,
         };
         let now = ctx.q.now();
-        if qp.tx.on_ack(&seen).newly_acked > 0 {
+        let outcome = qp.tx.on_ack(&seen);
+        if outcome.newly_acked > 0 {
             qp.deadline = now + tp.rto;
+        }
+        let in_flight_bytes = qp.in_flight_bytes();
+        if let Some(cc) = qp.cc.as_mut() {
+            let size = ctx.flows.flows[id as usize].row.size_bytes;
+            cc.on_ack(&AckEvent {
+                now,
+                newly_acked_bytes: (outcome.newly_acked as u64 * qp.mss_bytes as u64).min(size),
+                rtt: now.saturating_sub(fields.echo),
+                ece: fields.ece,
+                in_flight_bytes,
+            });
+            if let Some(loss) = outcome.loss {
+                cc.on_loss(loss, now);
+            }
         }
         if qp.tx.is_complete() {
             tp.sending.remove(&id);
             ctx.flows.flows[id as usize].sender_end = Some(now);
-            self.forget_flow_in_voq(id, frame.src);
+            self.close_queue_pair(id, frame.src);
             return;
         }
-        if qp.tx.has_more() && !qp.in_voq {
+        if qp.may_send() && !qp.in_voq {
             qp.in_voq = true;
             self.requeue_flow(me, id, frame.src, ctx);
         }
@@ -311,10 +382,13 @@ impl Host {
             // Timeout: go back to the first unacknowledged packet.
             ctx.flows.flows[id as usize].timeouts += 1;
             qp.tx.on_timeout();
+            if let Some(cc) = qp.cc.as_mut() {
+                cc.on_loss(LossSignal::Timeout, now);
+            }
             qp.deadline = now + rto;
             qp.timer_at = qp.deadline;
-            requeue = !qp.in_voq;
-            qp.in_voq = true;
+            requeue = !qp.in_voq && qp.may_send();
+            qp.in_voq |= requeue;
         }
         let at = qp.timer_at;
         ctx.q
@@ -325,23 +399,38 @@ impl Host {
         }
     }
 
-    /// Flow `id` has packets to send again: back into its VOQ (first with FIFO service).
+    /// Flow `id` has packets to send again: back into its queue pair's VOQ (made again if it
+    /// went while the window held the flow, with the pacing where it was).
     fn requeue_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
-        let slot = self.slot_of(dst, ctx);
+        let paced_until = self.transports.as_ref().and_then(|tp| {
+            let qp = tp.sending.get(&id)?;
+            qp.cc.as_ref()?.pacing_bps()?;
+            Some(qp.paced_until)
+        });
+        let slot = self.slot_for(dst, id, ctx);
         let voq = &mut self.voqs[slot as usize];
-        voq.priority = ctx.flows.flows[id as usize].row.priority;
-        match self.flow_service {
-            FlowService::Fifo => voq.flows.push_front(id),
-            FlowService::RoundRobin => voq.flows.push_back(id),
+        if let Some(at) = paced_until {
+            voq.paced = true;
+            voq.next_allowed = voq.next_allowed.max(at);
         }
+        voq.priority = ctx.flows.flows[id as usize].row.priority;
+        voq.flows.push_back(id);
         self.add_to_ring(slot);
         self.try_transmit(me, ctx);
     }
 
-    /// The flow completed while its VOQ still listed it (an ACK overtook a go-back).
-    fn forget_flow_in_voq(&mut self, id: FlowId, dst: HostId) {
-        if let Some(&slot) = self.voq_slot.get(&dst) {
-            self.voqs[slot as usize].flows.retain(|&f| f != id);
+    /// The flow's sender completed: its queue pair's VOQ goes, with its rate limiter (the RP
+    /// of a queue pair lives as long as the queue pair), at once or when the NIC's round
+    /// robin next finds it without work. It may still list the flow (an ACK overtook a
+    /// go-back).
+    fn close_queue_pair(&mut self, id: FlowId, dst: HostId) {
+        if let Some(&slot) = self.voq_slot.get(&voq_key(dst, id)) {
+            let voq = &mut self.voqs[slot as usize];
+            voq.flows.clear();
+            voq.limiter = None;
+            voq.limiter_settled = false;
+            voq.timer_pending = None;
+            self.release_if_idle(slot);
         }
     }
 

@@ -55,6 +55,11 @@ impl GoBackN {
         self.next_psn < self.packets
     }
 
+    /// Packets sent and not yet acknowledged.
+    pub(crate) fn in_flight(&self) -> u32 {
+        self.next_psn.max(self.acked) - self.acked
+    }
+
     pub(crate) fn is_complete(&self) -> bool {
         self.acked >= self.packets
     }
@@ -149,8 +154,14 @@ mod tests {
         let mut tx = GoBackN::new(5);
         assert_eq!(sent_psns(&mut tx, 4), [0, 1, 2, 3]);
         assert_eq!(tx.on_ack(&ack(ReplyKind::Ack, 1)).newly_acked, 1);
+        assert_eq!(tx.in_flight(), 3);
         let nack = tx.on_ack(&ack(ReplyKind::Nack, 1));
         assert_eq!((nack.newly_acked, nack.loss), (0, Some(LossSignal::Nack)));
+        assert_eq!(
+            tx.in_flight(),
+            0,
+            "going back to 1 takes 1..3 out of flight"
+        );
         let again = tx.next_packet().expect("packet 1 again");
         assert_eq!((again.psn, again.retransmission), (1, true));
         // A NACK for 1 arriving after an ACK for 3: stale, only the ACK part counts.
