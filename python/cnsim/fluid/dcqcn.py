@@ -55,7 +55,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from cnsim.fluid.timecourse import TimeCourse
+from cnsim.fluid.qcn import link_capacity
+from cnsim.fluid.timecourse import CapacitySteps, TimeCourse, capacity_at
 
 MarkOn = Literal["enqueue", "dequeue"]
 
@@ -81,6 +82,12 @@ class DcqcnModel:
     alpha_init: float = 1.0
     feedback_delay_s: float = 4e-6  # tau*
     mark_on: MarkOn = "dequeue"
+    # Later changes of C, (at_s, rate_bps) in time order (a link's `schedule`).
+    capacity_schedule: tuple[tuple[float, float], ...] = ()
+
+    def capacity_at(self, time_s: float) -> float:
+        """C at `time_s`, after the schedule's changes up to then."""
+        return capacity_at(self.capacity_bps, self.capacity_schedule, time_s)
 
     @property
     def _pkt_bits(self) -> float:
@@ -204,7 +211,7 @@ def simulate(
     rate, alpha = alpha_init, empty queue, as DCQCN flows start) for `duration_s`."""
     m = m if m is not None else DcqcnModel()
     pkt = m._pkt_bits
-    cap = m.capacity_bps / pkt
+    capacity = CapacitySteps(m.capacity_bps, m.capacity_schedule, step_s)
     line = m.line_rate_bps / pkt
     floor = m.min_rate_bps / pkt
     init = {
@@ -230,6 +237,7 @@ def simulate(
     out: dict[str, list[float]] = {k: [] for k in ("t", "rc", "rt", "alpha", "q", "p")}
     g, tau, tau_a, r_ai = m.g, m.cnp_interval_s, m.alpha_timer_s, m.r_ai_bps / pkt
     for k in range(steps + 1):
+        cap = capacity.at_step(k) / pkt
         p_now = m.mark_probability(q * m.packet_bytes)
         hist_rc[k], hist_p[k] = rc, p_now
         hist_due[k] = k + q / cap / step_s + lag  # the step its CNP reaches the source
@@ -275,17 +283,20 @@ def settles(traj: Trajectory, tail_s: float = 0.01, rel_tol: float = 0.02) -> bo
 
 def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DcqcnModel, int]:
     """The model and N from a resolved scenario (`tomllib.loads(cnsim.resolve(...))`): the
-    `[congestion.dcqcn]` table, the bottleneck `[report.steady].port`'s link rate, the first
-    traffic entry's frame size and number of senders, and tau* = the loop's propagation plus
-    one data frame's transmission on the two data hops and one CNP's on the two return hops
-    (sender - switch - receiver, as in the dcqcn presets)."""
+    `[congestion.dcqcn]` table, the bottleneck's link rate (the `[report.steady].port`, else
+    the link into the first traffic entry's destination; its rate at t = 0 and its schedule's
+    later changes), the first traffic entry's frame size and number of senders, and tau* = the
+    loop's propagation plus one data frame's transmission on the two data hops and one CNP's on
+    the two return hops (sender - switch - receiver, as in the dcqcn presets)."""
     dcqcn = scenario.get("congestion", {}).get("dcqcn")
     if scenario.get("congestion", {}).get("scheme") != "dcqcn" or dcqcn is None:
         raise ValueError("congestion.scheme: the DCQCN fluid model needs scheme = 'dcqcn'")
     traffic = scenario["traffic"][0]
     senders = traffic["hosts"]
-    port = scenario.get("report", {}).get("steady", {}).get("port")
-    if not port or "->" not in port:
+    port = scenario.get("report", {}).get("steady", {}).get("port") or _port_into(
+        scenario, traffic["dst"]
+    )
+    if "->" not in port:
         raise ValueError("report.steady.port: name the bottleneck port ('sw->recv')")
     switch, receiver = port.split("->")
     links = {frozenset(link["ends"]): link for link in scenario["links"]}
@@ -302,9 +313,13 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DcqcnModel, int]:
     for link in (access, bottleneck):
         delay += 2 * (link["delay_s"] + link.get("delay_line_s", 0.0))
         delay += 8 * (frame + cnp) / link["rate_bps"]
-    byte_counter = float(dcqcn["byte_counter_bytes"])
+    # The model's b term is the byte counter; "timer_only" turns it off (b = 0).
+    counters = dcqcn.get("counters", "timer_and_bytes")
+    byte_counter = 0.0 if counters == "timer_only" else float(dcqcn["byte_counter_bytes"])
+    capacity_bps, schedule = link_capacity(bottleneck, switch)
     model = DcqcnModel(
-        capacity_bps=bottleneck["rate_bps"],
+        capacity_bps=capacity_bps,
+        capacity_schedule=schedule,
         line_rate_bps=access["rate_bps"],
         packet_bytes=frame,
         kmin_bytes=dcqcn["kmin_bytes"],
@@ -323,6 +338,14 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DcqcnModel, int]:
         mark_on=dcqcn["mark_on"],
     )
     return model, len(senders)
+
+
+def _port_into(scenario: Mapping[str, Any], dst: str) -> str:
+    """'switch->dst' for the one link into `dst`, else '' (no single bottleneck)."""
+    into = [link["ends"] for link in scenario["links"] if dst in link["ends"]]
+    if len(into) != 1:
+        return ""
+    return f"{next(end for end in into[0] if end != dst)}->{dst}"
 
 
 def with_delay(m: DcqcnModel, feedback_delay_s: float) -> DcqcnModel:
