@@ -371,10 +371,10 @@ def comparison_window(
     scenario: Mapping[str, Any], model: FluidModel, start_s: float, end_s: float
 ) -> tuple[float, float]:
     """Where packet and model are compared: `[report.steady]`'s window when the scenario has
-    one, else the second half of the last stretch of constant bottleneck capacity."""
+    one (inside the run), else the second half of the last stretch of constant capacity."""
     steady = scenario.get("report", {}).get("steady")
-    if steady:
-        return float(steady["start_s"]), float(steady.get("end_s") or end_s)
+    if steady and float(steady["start_s"]) < end_s:
+        return float(steady["start_s"]), min(float(steady.get("end_s") or end_s), end_s)
     changes = [at for at, _ in model.capacity_schedule if start_s < at < end_s]
     stretch = max(changes, default=start_s)
     return stretch + 0.5 * (end_s - stretch), end_s
@@ -551,24 +551,23 @@ def text_rows(fluid: Fluid, result: Result) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def window_text(window_s: tuple[float, float]) -> str:
+    """'30-60 ms' (or in s past one second)."""
+    scale, unit = (1e3, "ms") if window_s[1] <= 1.0 else (1.0, "s")
+    return f"{window_s[0] * scale:g}-{window_s[1] * scale:g} {unit}"
+
+
 def rich_table(fluid: Fluid, result: Result) -> Any:
     """The terminal's table: the packet run's numbers beside the model's over the window."""
     from rich.table import Table
 
-    start, end = fluid.window_s
     delay_us = fluid.model.feedback_delay_s * 1e6
     title = (
         f"{fluid.source}: N = {fluid.n_flows}, feedback delay {delay_us:.3g} us, "
         f"{'settles' if fluid.settles else 'does not settle'}"
     )
-    table = Table(
-        "",
-        "packet run",
-        "fluid model",
-        "fixed point",
-        title=title,
-        caption=f"means over t = {start * 1e3:g}-{end * 1e3:g} ms; " + "; ".join(fluid.notes),
-    )
+    caption = f"means over t = {window_text(fluid.window_s)}; " + "; ".join(fluid.notes)
+    table = Table("", "packet run", "fluid model", "fixed point", title=title, caption=caption)
     for row in text_rows(fluid, result):
         table.add_row(*row)
     return table
