@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import statistics
 import sys
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -213,6 +216,72 @@ SEED003_FCT = Study(
     },
 )
 
+# ---------------------------------------------------------------- seed 001: R4 (a transient study)
+
+SEED001_KEEP = ("2", "R4")  # case 2 (the reference, reproduced) and R4 (274 ms in the seed)
+SEED001_LINKS = 13
+
+
+def seed001_sweep(variant: str) -> dict[str, Any]:
+    """The seed001-transient sweep cut to case 2 and R4 at 600 KB, with one reconstruction
+    changed for every point (`variant`)."""
+    from importlib import resources
+
+    text = resources.files("cnsim.presets").joinpath("seed001-transient.toml").read_text()
+    spec = tomllib.loads(text)
+    columns = spec["sweep"]["transient"]["columns"]
+    keep = [
+        i
+        for i, (case, buffer) in enumerate(
+            zip(columns["case"], columns["buffer_bytes"], strict=True)
+        )
+        if case in SEED001_KEEP and buffer == 600_000
+    ]
+    spec["sweep"]["zip"] = {k: [v[i] for i in keep] for k, v in spec["sweep"]["zip"].items()}
+    spec["sweep"]["transient"]["columns"] = {k: [v[i] for i in keep] for k, v in columns.items()}
+    spec["sweep"]["name"] = f"seed001-r4-{variant}"
+    zipped = spec["sweep"]["zip"]
+    if variant == "rmin-1g":  # seed 000's Rmin instead of Ru
+        for table in zipped["congestion.bcn"]:
+            table["rmin_bps"] = 1e9
+    elif variant == "loop-on-links":  # the 16 us loop all in the links, switches at 0
+        for i in range(4):
+            zipped[f"switches[{i}].latency_s"] = [0.0] * len(keep)
+        for i in range(SEED001_LINKS):
+            zipped[f"links[{i}].delay_s"] = [2e-6] * len(keep)
+    elif variant != "preset":
+        raise SystemExit(f"unknown seed001 variant {variant!r}")
+    return spec
+
+
+def run_seed001(variants: Sequence[str], jobs: int = 2) -> None:
+    import tempfile
+
+    import tomli_w
+
+    print(
+        "\n## seed 001: transient duration, case 2 and R4 at 600 KB, 10 replications "
+        "(seed: 52 and 274 ms) [ms]",
+        flush=True,
+    )
+    for variant in variants:
+        spec = seed001_sweep(variant)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "sweep.toml"
+            path.write_text(tomli_w.dumps(spec))
+            study = cnsim.sweep(str(path), out=Path(tmp) / "out", jobs=jobs, progress=False)
+            table = study.transient_table()
+        shown = ", ".join(
+            f"{case}: {t * 1e3:.0f} ms{'' if settled else ' (not settled)'}"
+            for case, t, settled in zip(
+                table["case"], table["transient_s"], table["settled"], strict=True
+            )
+        )
+        print(f"{variant}: {shown}", flush=True)
+
+
+SEED001_VARIANTS = ("preset", "rmin-1g", "loop-on-links")
+
 STUDIES = {
     "seed004": SEED004,
     "seed000": SEED000,
@@ -235,12 +304,15 @@ def run_study(study: Study) -> None:
 
 
 def main(argv: Sequence[str]) -> None:
-    names = list(argv) or list(STUDIES)
-    unknown = [n for n in names if n not in STUDIES]
+    names = list(argv) or [*STUDIES, "seed001"]
+    unknown = [n for n in names if n not in STUDIES and n != "seed001"]
     if unknown:
-        raise SystemExit(f"unknown study {unknown}; known: {', '.join(STUDIES)}")
+        raise SystemExit(f"unknown study {unknown}; known: {', '.join(STUDIES)}, seed001")
     for name in names:
-        run_study(STUDIES[name])
+        if name == "seed001":
+            run_seed001(SEED001_VARIANTS)
+        else:
+            run_study(STUDIES[name])
 
 
 if __name__ == "__main__":
