@@ -5,9 +5,11 @@ over the same t = 30-60 ms window.
 
     python -m cnsim.fluid.gap [--seeds 1 2] [--delays-us 25 35 45 55 65 75] [--set PATH=VALUE]
 
-prints one CSV row per (delay, seed): the packet queue mean and std, the share of probe samples
-with the queue empty, link use, the fluid model's queue mean, std and minimum over the window,
-and whether it settles (by 100 ms). `--set` is passed to both (e.g. counters = "timer_only").
+prints one CSV row per (delay, seed): the packet queue mean and std, the shares of probe
+samples with the queue empty and above Kmax, link use, the period of the queue's swing and its
+autocorrelation at that lag; the fluid model's queue mean, std and minimum over the window,
+whether it settles (by 100 ms), and its fixed point's oscillation (period, decay per period).
+`--set` is passed to both (e.g. counters = "timer_only").
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import cnsim
-from cnsim.fluid import beside
+from cnsim.fluid import beside, dcqcn
 
 # The dcqcn presets' own loop: 4 x 1 us propagation + data and CNP transmission on two hops.
 BASE_DELAY_S = 4.4256e-6
@@ -45,19 +47,42 @@ def row(n_flows: int, delay_s: float, seed: int, extra: Sequence[str]) -> dict[s
     assert abs(fluid.model.feedback_delay_s - delay_s) < 1e-9, fluid.model.feedback_delay_s
     tail = fluid.trajectory.window(*WINDOW_S)
     metrics = result.metrics
+    assert isinstance(fluid.model, dcqcn.DcqcnModel)
+    mode = dcqcn.oscillation(n_flows, fluid.model)
+    samples = in_window.to_numpy(dtype=float)
+    period_s, correlation = swing_period(samples, float(np.median(np.diff(in_window.index))))
     return {
         "delay_us": delay_s * 1e6,
         "seed": seed,
         "packet_queue_mean_kb": metrics["steady_queue_mean_bytes"] / 1e3,
         "packet_queue_std_kb": metrics["steady_queue_std_bytes"] / 1e3,
-        "packet_empty_frac": float(np.mean(in_window.to_numpy() <= 0)),
+        "packet_empty_frac": float(np.mean(samples <= 0)),
+        "packet_above_kmax_frac": float(np.mean(samples > fluid.model.kmax_bytes)),
+        "packet_period_ms": period_s * 1e3,
+        "packet_period_autocorr": correlation,
         "packet_link_use": metrics["steady_throughput_bps"] / fluid.model.capacity_bps,
         "packet_rate_cv": metrics["steady_rate_cv"],
         "fluid_queue_mean_kb": float(np.mean(tail.queue_bytes)) / 1e3,
         "fluid_queue_std_kb": float(np.std(tail.queue_bytes)) / 1e3,
         "fluid_queue_min_kb": float(np.min(tail.queue_bytes)) / 1e3,
         "fluid_settles": float(fluid.settles),
+        "fluid_period_ms": mode.period_s * 1e3,
+        "fluid_decay_per_period": mode.decay_per_period,
     }
+
+
+def swing_period(samples: np.ndarray, step_s: float) -> tuple[float, float]:
+    """The queue's dominant period: the lag of the autocorrelation's highest peak after its
+    first zero crossing, and the autocorrelation there (near 1: a regular swing)."""
+    x = samples - samples.mean()
+    corr = np.correlate(x, x, "full")[x.size - 1 :]
+    corr = corr / corr[0]
+    negative = np.flatnonzero(corr < 0)
+    if negative.size == 0:
+        return float("nan"), 0.0
+    first = int(negative[0])
+    lag = first + int(np.argmax(corr[first:]))
+    return lag * step_s, float(corr[lag])
 
 
 def main(argv: Sequence[str] | None = None) -> None:
