@@ -156,8 +156,19 @@ def test_result_fluid_at_n10_reads_the_run_and_compares_over_its_window() -> Non
     # At 4.4 us the model settles near its fixed point by 30-60 ms (alpha's 14 ms time
     # constant: within 10 %).
     assert fluid.settles
+    assert fluid.stable is True
+    assert fluid.stability.startswith("fixed point stable (swing x0.6")  # 0.62 per 2.4 ms
     assert rows["queue mean"]["fluid"] == pytest.approx(rows["queue mean"]["fixed_point"], rel=0.1)
     assert rows["rate per flow (CR)"]["fluid"] == pytest.approx(4e9, rel=0.01)
+    # The default figures (no [[report.plots]]): the queue figure over every port shows only
+    # the bottleneck (the others are all zero), the throughput sums the ten senders.
+    drawn = {name: beside.figure(result, name, fluid)[1] for name in result.figure_names}
+    assert drawn == {
+        "aggregate_throughput": True,
+        "queues": True,
+        "rp_rate": True,
+        "per_source_throughput": False,
+    }
 
 
 def test_the_time_course_is_drawn_on_the_queue_and_rate_figures() -> None:
@@ -212,3 +223,5 @@ def test_a_fixed_point_on_reds_jump_is_written_as_null_and_shown_as_such() -> No
     fluid = beside.fluid_of(scenario, duration_s=0.005)
     assert fluid.fixed_point["queue_bytes"] == float("inf")  # p* > Pmax
     assert beside._finite(fluid.summary())["fixed_point"]["queue_bytes"] is None
+    assert fluid.stable is None  # no local analysis on the jump
+    assert fluid.stability == "fixed point on RED's jump at Kmax"

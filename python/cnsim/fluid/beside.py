@@ -142,6 +142,10 @@ class Fluid:
     window_s: tuple[float, float]
     settles: bool
     notes: tuple[str, ...]
+    # The fixed point's local stability (None: no local analysis, on DCQCN's RED jump) and
+    # how it was found, for the reader.
+    stable: bool | None = None
+    stability: str = ""
 
     @property
     def source(self) -> str:
@@ -234,6 +238,8 @@ class Fluid:
             "model": asdict(self.model),
             "fixed_point": self.fixed_point,
             "settles": self.settles,
+            "stable": self.stable,
+            "stability": self.stability,
             "window_s": list(self.window_s),
             "notes": list(self.notes),
         }
@@ -335,6 +341,7 @@ def fluid_of(scenario: Mapping[str, Any], *, duration_s: float | None = None) ->
             n_flows, model, duration_s=duration, step_s=step, sample_s=max(duration / 20_000, step)
         )
     at_end = replace(model, capacity_bps=model.capacity_at(window[1]), capacity_schedule=())
+    stable, stability = local_stability(n_flows, at_end)
     return Fluid(
         scheme=scenario["congestion"]["scheme"],
         topology=topology,
@@ -346,6 +353,27 @@ def fluid_of(scenario: Mapping[str, Any], *, duration_s: float | None = None) ->
         window_s=window,
         settles=_settles(traj, n_flows, at_end),
         notes=tuple(_notes(scenario, model)),
+        stable=stable,
+        stability=stability,
+    )
+
+
+def local_stability(n_flows: int, model: FluidModel) -> tuple[bool | None, str]:
+    """Is the fixed point stable (a kick away from it dies out)? With a phrase for the title:
+    DCQCN's decay per period of its oscillation (`dcqcn.oscillation`), QCN's kick test
+    (`qcn.is_stable`); None on DCQCN's RED jump at Kmax, where no local analysis applies."""
+    if isinstance(model, qcn.QcnModel):
+        stable = qcn.is_stable(n_flows, model)
+        return stable, f"fixed point {'stable' if stable else 'unstable'}"
+    if not math.isfinite(dcqcn.fixed_point(n_flows, model)["queue_bytes"]):
+        return None, "fixed point on RED's jump at Kmax"
+    mode = dcqcn.oscillation(n_flows, model)
+    word = "stable" if mode.stable else "unstable"
+    if math.isnan(mode.period_s):
+        return mode.stable, f"fixed point {word}"
+    period_ms = mode.period_s * 1e3
+    return mode.stable, (
+        f"fixed point {word} (swing x{mode.decay_per_period:.2f} per {period_ms:.2g} ms)"
     )
 
 
@@ -459,6 +487,7 @@ def figure(result: Result, name: str, fluid: Fluid) -> tuple[Figure, bool]:
     """The run's figure `name` with the model drawn on it when it has a counterpart;
     (figure, drawn)."""
     from cnsim import plots
+    from cnsim.plots.style import drop_all_zero
 
     fig = plots.figure(result, name)
     spec = next((s for s in plots.plot_specs(result) if s["name"] == name), None)
@@ -467,7 +496,10 @@ def figure(result: Result, name: str, fluid: Fluid) -> tuple[Figure, bool]:
     metric = spec["metric"]
     if metric not in result.metric_names:
         return fig, False
-    columns = [str(c) for c in result.series(metric, spec["entities"] or None).columns]
+    patterns = spec["entities"] or None
+    # The entities the figure shows: all-zero series are left out as the figure leaves them.
+    shown, _ = drop_all_zero(result.series(metric, patterns), explicit=bool(patterns))
+    columns = [str(c) for c in shown.columns]
     return fig, fluid.draw(fig, metric, columns, spec["aggregate"] == "sum")
 
 
@@ -564,7 +596,7 @@ def rich_table(fluid: Fluid, result: Result) -> Any:
     delay_us = fluid.model.feedback_delay_s * 1e6
     title = (
         f"{fluid.source}: N = {fluid.n_flows}, feedback delay {delay_us:.3g} us, "
-        f"{'settles' if fluid.settles else 'does not settle'}"
+        f"{fluid.stability}, {'settles' if fluid.settles else 'does not settle'} from line rate"
     )
     caption = f"means over t = {window_text(fluid.window_s)}; " + "; ".join(fluid.notes)
     table = Table("", "packet run", "fluid model", "fixed point", title=title, caption=caption)
