@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import cnsim
-from cnsim.fluid import beside, dcqcn, qcn
+from cnsim.fluid import beside, dcqcn, qcn, show
 
 
 def resolved(name: str, *overrides: str) -> dict[str, Any]:
@@ -162,7 +162,7 @@ def test_result_fluid_at_n10_reads_the_run_and_compares_over_its_window() -> Non
     assert rows["rate per flow (CR)"]["fluid"] == pytest.approx(4e9, rel=0.01)
     # The default figures (no [[report.plots]]): the queue figure over every port shows only
     # the bottleneck (the others are all zero), the throughput sums the ten senders.
-    drawn = {name: beside.figure(result, name, fluid)[1] for name in result.figure_names}
+    drawn = {name: show.figure(result, name, fluid)[1] for name in result.figure_names}
     assert drawn == {
         "aggregate_throughput": True,
         "queues": True,
@@ -176,11 +176,11 @@ def test_the_time_course_is_drawn_on_the_queue_and_rate_figures() -> None:
     fluid = result.fluid()
     drawn = {}
     for name in result.figure_names:
-        fig, ok = beside.figure(result, name, fluid)
+        fig, ok = show.figure(result, name, fluid)
         drawn[name] = ok
         if not ok:
             continue
-        for ax in beside._panels(fig):
+        for ax in show.panels(fig):
             lines = [line for line in ax.get_lines() if line.get_label().startswith("fluid model")]
             assert len(lines) == 1, name
             x, y = (np.asarray(v, dtype=float) for v in lines[0].get_data())
@@ -222,6 +222,6 @@ def test_a_fixed_point_on_reds_jump_is_written_as_null_and_shown_as_such() -> No
     scenario = tomllib.loads(cnsim.resolve(toml_text, set=overrides))
     fluid = beside.fluid_of(scenario, duration_s=0.005)
     assert fluid.fixed_point["queue_bytes"] == float("inf")  # p* > Pmax
-    assert beside._finite(fluid.summary())["fixed_point"]["queue_bytes"] is None
+    assert show.finite(fluid.summary())["fixed_point"]["queue_bytes"] is None
     assert fluid.stable is None  # no local analysis on the jump
     assert fluid.stability == "fixed point on RED's jump at Kmax"

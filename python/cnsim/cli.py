@@ -190,7 +190,7 @@ def run(
         if out is not None:  # a directory cnsim must not write into fails before the run
             outputs.check_out_dir(out)
         if fluid:  # a scenario no fluid model covers fails before the run
-            from cnsim.fluid import beside
+            from cnsim.fluid import beside, show
 
             beside.covered(tomllib.loads(api.resolve(scenario, seed=seed, set=overrides)))
         try:
@@ -202,7 +202,7 @@ def run(
         except KeyboardInterrupt:
             print_line(RUN_INTERRUPTED, "yellow")
             raise typer.Exit(130) from None
-        model = beside.write_beside(result, out_dir, plots=not no_plots) if fluid else None
+        model = show.write_beside(result, out_dir, plots=not no_plots) if fluid else None
     if not quiet:
         from cnsim import terminal  # rich: only when something is drawn
 
@@ -211,7 +211,7 @@ def run(
         if window is not None:
             console().print(window)
         if model is not None:
-            console().print(beside.rich_table(model, result))
+            console().print(show.rich_table(model, result))
 
 
 @app.command()

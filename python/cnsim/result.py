@@ -237,7 +237,7 @@ class Result:
     def fluid(self, duration_s: float | None = None) -> Fluid:
         """The scheme's fluid model beside this run (`cnsim.fluid.beside`): parameters read
         from the resolved scenario, fixed point, time course over the run, the comparison
-        (`.comparison(result)`), figures with it drawn (`cnsim.fluid.beside.figure`).
+        (`.comparison(result)`), figures with it drawn (`cnsim.fluid.show.figure`).
         `cnsim.fluid.beside.FluidUnsupported` names why a scenario is not covered."""
         from cnsim.fluid.beside import fluid_of
 

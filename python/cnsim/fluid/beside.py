@@ -1,7 +1,7 @@
 """The fluid model beside a packet run: from the run's resolved scenario, the scheme's fluid
-model (`cnsim.fluid.dcqcn` or `cnsim.fluid.qcn`), its fixed point and its time course, the
-model's numbers beside the packet run's over the same window, and the time course drawn dashed
-on the run's rate, queue and throughput figures (`cnsim run --fluid`, `Result.fluid()`).
+model (`cnsim.fluid.dcqcn` or `cnsim.fluid.qcn`), its fixed point, local stability and time
+course, and the model's numbers beside the packet run's over the same window (`cnsim run
+--fluid`, `Result.fluid()`); `cnsim.fluid.show` draws it on the run's figures and writes it.
 
 A scenario the models do not cover is refused with `FluidUnsupported`, which names the field and
 the reason: a scheme without a fluid model, a workload other than one `saturate` entry (N
@@ -12,12 +12,9 @@ identical), a receiver slower than its link, DCQCN's `single_counter` rate incre
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +23,6 @@ import numpy.typing as npt
 from cnsim.fluid import dcqcn, qcn
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from cnsim.result import Result
@@ -255,16 +251,18 @@ class Fluid:
         if what is None:
             return False
         values, label = what
+        from cnsim.fluid.show import panels, scales, second_legend
+
         fixed = self._fixed_level(metric)
-        for ax in _panels(fig):
-            t_mult, v_div = _scales(ax, metric)
+        for ax in panels(fig):
+            t_mult, v_div = scales(ax, metric)
             ylim = ax.get_ylim()
             handles = ax.plot(self.time_s * t_mult, values / v_div, label=label, **FLUID_STYLE)
             if fixed is not None:
                 level, fixed_label = fixed
                 handles.append(ax.axhline(level / v_div, label=fixed_label, **FIXED_POINT_STYLE))
             ax.set_ylim(ylim)  # the packet run's scale; the model is clipped to it
-            _second_legend(ax, handles)
+            second_legend(ax, handles)
         return True
 
     def _counterpart(
@@ -445,168 +443,3 @@ def packet_means(
             "rate_mean_bps": float(np.nanmean(rates)) if rates.size else math.nan,
             "throughput_bps": float(np.nanmean(tx)) if tx.size else math.nan,
         }
-
-
-# ---------------------------------------------------------------- figures
-
-
-def _panels(fig: Figure) -> list[Axes]:
-    """The time panels of a run's figure (the main one and a zoomed one; not insets)."""
-    return [ax for ax in fig.axes if ax.get_xlabel().startswith("time")]
-
-
-UNIT_IN_LABEL = re.compile(r"\(([^()]*)\)\s*$")
-
-
-def _scales(ax: Axes, metric: str) -> tuple[float, float]:
-    """The panel's time multiplier and value divisor, read from its axis labels' units (the
-    figure drew them with `plots.style.time_unit` and `value_unit`)."""
-    from cnsim.plots.style import time_unit, value_unit
-
-    t_unit = _unit(ax.get_xlabel())
-    times = {time_unit(span)[1]: time_unit(span)[0] for span in (1e-3, 10.0)}
-    v_unit = _unit(ax.get_ylabel())
-    values = {value_unit(metric, 10.0**k)[1]: value_unit(metric, 10.0**k)[0] for k in range(-9, 13)}
-    return times.get(t_unit, 1.0), values.get(v_unit, 1.0)
-
-
-def _unit(label: str) -> str:
-    found = UNIT_IN_LABEL.search(label)
-    return found.group(1) if found else ""
-
-
-def _second_legend(ax: Axes, handles: list[Any]) -> None:
-    """The model's lines in a legend of their own, the figure's legend kept as it was."""
-    first = ax.get_legend()
-    ax.legend(handles=handles, loc="lower right", fontsize="x-small", framealpha=0.9)
-    if first is not None:
-        ax.add_artist(first)
-
-
-def figure(result: Result, name: str, fluid: Fluid) -> tuple[Figure, bool]:
-    """The run's figure `name` with the model drawn on it when it has a counterpart;
-    (figure, drawn)."""
-    from cnsim import plots
-    from cnsim.plots.style import drop_all_zero
-
-    fig = plots.figure(result, name)
-    spec = next((s for s in plots.plot_specs(result) if s["name"] == name), None)
-    if spec is None or spec["kind"] != "timeseries":
-        return fig, False
-    metric = spec["metric"]
-    if metric not in result.metric_names:
-        return fig, False
-    patterns = spec["entities"] or None
-    # The entities the figure shows: all-zero series are left out as the figure leaves them.
-    shown, _ = drop_all_zero(result.series(metric, patterns), explicit=bool(patterns))
-    columns = [str(c) for c in shown.columns]
-    return fig, fluid.draw(fig, metric, columns, spec["aggregate"] == "sum")
-
-
-def write(result: Result, fluid: Fluid, out_dir: str | Path, *, plots: bool = True) -> list[Path]:
-    """Into a saved run's directory: `fluid.json`, `fluid.csv` (the time course) and, with
-    `plots`, the run's figures that have a model counterpart redrawn with it (same files).
-    Returns the figures redrawn."""
-    from cnsim.outputs import PLOTS_DIR
-    from cnsim.plots.style import DPI, file_stem
-
-    out = Path(out_dir)
-    text = json.dumps(_finite(fluid.summary(result)), indent=2, allow_nan=False)
-    (out / FLUID_JSON).write_text(text + "\n")
-    table = fluid.time_course_table()
-    header = ",".join(table)
-    np.savetxt(
-        out / FLUID_CSV,
-        np.column_stack(list(table.values())),
-        delimiter=",",
-        header=header,
-        comments="",
-        fmt="%.9g",
-    )
-    drawn: list[Path] = []
-    if not plots:
-        return drawn
-    from cnsim import plots as run_plots
-
-    for name in run_plots.figure_names(result):
-        try:
-            fig, ok = figure(result, name, fluid)
-        except KeyError:
-            continue
-        if ok:
-            path = out / PLOTS_DIR / f"{file_stem(name)}.png"
-            fig.savefig(path, dpi=DPI)
-            drawn.append(path)
-    return drawn
-
-
-def _finite(value: Any) -> Any:
-    """JSON without NaN or infinity (a fixed point on RED's jump has no finite queue): null."""
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-# ---------------------------------------------------------------- terminal
-
-
-def _shown(value: float, unit: str) -> str:
-    if not math.isfinite(value):
-        return "-"
-    if unit == "bytes":
-        return f"{value / 1e3:,.1f} KB"
-    if unit == "bps":
-        return f"{value / 1e9:.4g} Gb/s" if abs(value) >= 1e8 else f"{value / 1e6:.4g} Mb/s"
-    return f"{value:.4g}"
-
-
-def text_rows(fluid: Fluid, result: Result) -> list[tuple[str, str, str, str]]:
-    """The comparison as text: (quantity, packet run, fluid time course, fluid fixed point)."""
-    rows = []
-    for row in fluid.comparison(result):
-        fixed = row["fixed_point"]
-        fixed_text = _shown(fixed, row["unit"])
-        if row["quantity"] == "queue mean" and not math.isfinite(fixed):
-            fixed_text = "on RED's jump at Kmax"  # p* > Pmax: no queue on the RED line
-        rows.append(
-            (
-                row["quantity"],
-                _shown(row["packet"], row["unit"]),
-                _shown(row["fluid"], row["unit"]),
-                fixed_text,
-            )
-        )
-    return rows
-
-
-def window_text(window_s: tuple[float, float]) -> str:
-    """'30-60 ms' (or in s past one second)."""
-    scale, unit = (1e3, "ms") if window_s[1] <= 1.0 else (1.0, "s")
-    return f"{window_s[0] * scale:g}-{window_s[1] * scale:g} {unit}"
-
-
-def rich_table(fluid: Fluid, result: Result) -> Any:
-    """The terminal's table: the packet run's numbers beside the model's over the window."""
-    from rich.table import Table
-
-    delay_us = fluid.model.feedback_delay_s * 1e6
-    title = (
-        f"{fluid.source}: N = {fluid.n_flows}, feedback delay {delay_us:.3g} us, "
-        f"{fluid.stability}, {'settles' if fluid.settles else 'does not settle'} from line rate"
-    )
-    caption = f"means over t = {window_text(fluid.window_s)}; " + "; ".join(fluid.notes)
-    table = Table("", "packet run", "fluid model", "fixed point", title=title, caption=caption)
-    for row in text_rows(fluid, result):
-        table.add_row(*row)
-    return table
-
-
-def write_beside(result: Result, out_dir: str | Path, *, plots: bool = True) -> Fluid:
-    """`cnsim run --fluid`: the model of the saved run, written into its directory."""
-    fluid = fluid_of(result.scenario)
-    write(result, fluid, out_dir, plots=plots)
-    return fluid
