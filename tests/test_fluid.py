@@ -173,3 +173,28 @@ def test_qcn_stability_against_the_lag(delay_s: float, stable: bool) -> None:
     # to a lag between 250 and 300 us; seed004-qcn-delay's 206.5 us is inside it.
     m, n = _seed004_qcn()
     assert qcn.is_stable(n, qcn.replace(m, feedback_delay_s=delay_s)) is stable
+
+
+# The fixed point's oscillation (`dcqcn.oscillation`): a damped focus with a period of about
+# 2.4 ms at N = 10 (the packet runs swing with 1.7-2.4 ms), which loses its damping as the
+# delay grows; the edge lies near 60-65 us for N = 8-10 and near 90 us for N = 2 (fidelity.md).
+@pytest.mark.parametrize(
+    ("n", "delay_s", "stable"),
+    [(10, 4.4256e-6, True), (10, 45e-6, True), (10, 75e-6, False), (2, 85e-6, True)],
+)
+def test_fixed_point_oscillation_decays_or_grows_with_the_delay(
+    n: int, delay_s: float, stable: bool
+) -> None:
+    model = dcqcn.DcqcnModel(min_rate_bps=10e6, feedback_delay_s=delay_s)
+    osc = dcqcn.oscillation(n, model)
+    assert osc.stable is stable
+    if n == 10:
+        assert 2.2e-3 < osc.period_s < 2.6e-3
+
+
+def test_local_decay_sees_a_swing_the_run_from_line_rate_calls_settled() -> None:
+    # N = 10 at 75 us: from line rate the rate stays within 2 % over the last 10 ms of 100 ms
+    # (the swing starts small and grows 11 % per period), yet the fixed point is unstable.
+    model = dcqcn.DcqcnModel(min_rate_bps=10e6, feedback_delay_s=75e-6)
+    assert dcqcn.settles(dcqcn.simulate(10, model, duration_s=0.1))
+    assert dcqcn.oscillation(10, model).decay_per_period > 1.05

@@ -103,10 +103,12 @@ def main(
 def user_error_types() -> tuple[type[BaseException], ...]:
     """The errors a user can fix (imported when needed: `cnsim --version` and shell
     completion must not wait for pandas)."""
+    from cnsim.fluid.beside import FluidUnsupported
     from cnsim.sweeps.errors import SweepError
 
     return (
         api.ScenarioError,
+        FluidUnsupported,
         api.OverrideSyntaxError,
         SweepError,
         tomllib.TOMLDecodeError,
@@ -172,6 +174,14 @@ def run(
     ] = None,
     no_plots: Annotated[bool, typer.Option("--no-plots", help="Skip the PNG figures.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    fluid: Annotated[
+        bool,
+        typer.Option(
+            "--fluid",
+            help="Also the scheme's fluid model (DCQCN, QCN; one bottleneck): fluid.json, "
+            "fluid.csv, its time course dashed on the figures, its numbers beside the run's.",
+        ),
+    ] = False,
 ) -> None:
     """Run a scenario and write scenario.toml, summary.json, timeseries.parquet, plots/."""
     from cnsim import outputs
@@ -179,6 +189,10 @@ def run(
     with user_errors(), warnings_as_lines() as in_table:
         if out is not None:  # a directory cnsim must not write into fails before the run
             outputs.check_out_dir(out)
+        if fluid:  # a scenario no fluid model covers fails before the run
+            from cnsim.fluid import beside, show
+
+            beside.covered(tomllib.loads(api.resolve(scenario, seed=seed, set=overrides)))
         try:
             result = api.run(scenario, seed=seed, set=overrides, progress=not quiet)
             if not quiet:  # the run's table shows its analysis warnings, in red
@@ -188,6 +202,7 @@ def run(
         except KeyboardInterrupt:
             print_line(RUN_INTERRUPTED, "yellow")
             raise typer.Exit(130) from None
+        model = show.write_beside(result, out_dir, plots=not no_plots) if fluid else None
     if not quiet:
         from cnsim import terminal  # rich: only when something is drawn
 
@@ -195,6 +210,8 @@ def run(
         window = terminal.window_table(result.summary)
         if window is not None:
             console().print(window)
+        if model is not None:
+            console().print(show.rich_table(model, result))
 
 
 @app.command()

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from matplotlib.figure import Figure
 
+    from cnsim.fluid.beside import Fluid
+
 TIMESERIES_COLUMNS = ("time_s", "metric", "entity", "value")
 FLOW_COLUMNS = (
     "flow_id",
@@ -231,6 +233,15 @@ class Result:
         if terminal.in_jupyter():
             notebook.show_figures_inline()
         return plots.figure(self, name)
+
+    def fluid(self, duration_s: float | None = None) -> Fluid:
+        """The scheme's fluid model beside this run (`cnsim.fluid.beside`): parameters read
+        from the resolved scenario, fixed point, time course over the run, the comparison
+        (`.comparison(result)`), figures with it drawn (`cnsim.fluid.show.figure`).
+        `cnsim.fluid.beside.FluidUnsupported` names why a scenario is not covered."""
+        from cnsim.fluid.beside import fluid_of
+
+        return fluid_of(self.scenario, duration_s=duration_s)
 
     def _repr_html_(self) -> str:
         """The notebook view: headline numbers, the per-source and per-port tables and the

@@ -55,7 +55,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from cnsim.fluid.timecourse import TimeCourse
+from cnsim.fluid.qcn import link_capacity
+from cnsim.fluid.timecourse import CapacitySteps, TimeCourse, capacity_at
 
 MarkOn = Literal["enqueue", "dequeue"]
 
@@ -81,6 +82,12 @@ class DcqcnModel:
     alpha_init: float = 1.0
     feedback_delay_s: float = 4e-6  # tau*
     mark_on: MarkOn = "dequeue"
+    # Later changes of C, (at_s, rate_bps) in time order (a link's `schedule`).
+    capacity_schedule: tuple[tuple[float, float], ...] = ()
+
+    def capacity_at(self, time_s: float) -> float:
+        """C at `time_s`, after the schedule's changes up to then."""
+        return capacity_at(self.capacity_bps, self.capacity_schedule, time_s)
 
     @property
     def _pkt_bits(self) -> float:
@@ -204,7 +211,7 @@ def simulate(
     rate, alpha = alpha_init, empty queue, as DCQCN flows start) for `duration_s`."""
     m = m if m is not None else DcqcnModel()
     pkt = m._pkt_bits
-    cap = m.capacity_bps / pkt
+    capacity = CapacitySteps(m.capacity_bps, m.capacity_schedule, step_s)
     line = m.line_rate_bps / pkt
     floor = m.min_rate_bps / pkt
     init = {
@@ -230,6 +237,7 @@ def simulate(
     out: dict[str, list[float]] = {k: [] for k in ("t", "rc", "rt", "alpha", "q", "p")}
     g, tau, tau_a, r_ai = m.g, m.cnp_interval_s, m.alpha_timer_s, m.r_ai_bps / pkt
     for k in range(steps + 1):
+        cap = capacity.at_step(k) / pkt
         p_now = m.mark_probability(q * m.packet_bytes)
         hist_rc[k], hist_p[k] = rc, p_now
         hist_due[k] = k + q / cap / step_s + lag  # the step its CNP reaches the source
@@ -273,19 +281,81 @@ def settles(traj: Trajectory, tail_s: float = 0.01, rel_tol: float = 0.02) -> bo
     return bool(np.max(np.abs(tail.rate_bps - mean)) <= rel_tol * mean)
 
 
+@dataclass(frozen=True)
+class Oscillation:
+    """The fixed point's slowest oscillatory mode, measured on the integrated model."""
+
+    period_s: float
+    decay_per_period: float  # ratio of successive queue peaks: < 1 damped, > 1 growing
+
+    @property
+    def stable(self) -> bool:
+        return self.decay_per_period < 1.0
+
+
+def oscillation(
+    n_flows: int, m: DcqcnModel, *, kick: float = 0.02, duration_s: float = 0.03
+) -> Oscillation:
+    """Local stability of the fixed point: start at it with every rate `kick` above C/N and
+    measure the queue's swing: its period and the ratio of successive peaks above q* (the
+    geometric mean over peaks 2-5, while the swing is still small: a growing swing later
+    saturates into a limit cycle, ratio 1). Unlike `settles` on a run from line rate,
+    this sees a slowly growing swing that starts small (N = 10 at 65-75 us: the start-up
+    approaches the fixed point so slowly, through alpha's 14 ms time constant, that a swing
+    growing 3-12 % per period stays within 2 % of the rate for 100 ms)."""
+    fp = fixed_point(n_flows, m)
+    if not math.isfinite(fp["queue_bytes"]):
+        raise ValueError(f"N = {n_flows}: the fixed point sits on RED's jump at Kmax")
+    start = {
+        "rate_bps": fp["rate_bps"] * (1 + kick),
+        "target_bps": fp["target_bps"],
+        "alpha": fp["alpha"],
+        "queue_bytes": fp["queue_bytes"],
+    }
+    traj = simulate(n_flows, m, duration_s=duration_s, initial=start)
+    above = traj.queue_bytes - fp["queue_bytes"]
+    peaks = _separated_peaks(traj.time_s, above, min_gap_s=3e-4)
+    if len(peaks) < 3:
+        return Oscillation(period_s=math.nan, decay_per_period=0.0)  # no swing: damped out
+    times, heights = traj.time_s[peaks[:5]], above[peaks[:5]]
+    ratios = heights[2:] / heights[1:-1]
+    return Oscillation(
+        period_s=float(np.mean(np.diff(times))),
+        decay_per_period=float(np.exp(np.mean(np.log(ratios)))),
+    )
+
+
+def _separated_peaks(
+    time_s: npt.NDArray[np.float64], values: npt.NDArray[np.float64], min_gap_s: float
+) -> list[int]:
+    """Indices of the positive local maxima, the highest kept within `min_gap_s`."""
+    inner = (values[1:-1] > values[:-2]) & (values[1:-1] >= values[2:]) & (values[1:-1] > 0)
+    kept: list[int] = []
+    for i in (np.flatnonzero(inner) + 1).tolist():
+        if kept and time_s[i] - time_s[kept[-1]] <= min_gap_s:
+            if values[i] > values[kept[-1]]:
+                kept[-1] = i
+            continue
+        kept.append(i)
+    return kept
+
+
 def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DcqcnModel, int]:
     """The model and N from a resolved scenario (`tomllib.loads(cnsim.resolve(...))`): the
-    `[congestion.dcqcn]` table, the bottleneck `[report.steady].port`'s link rate, the first
-    traffic entry's frame size and number of senders, and tau* = the loop's propagation plus
-    one data frame's transmission on the two data hops and one CNP's on the two return hops
-    (sender - switch - receiver, as in the dcqcn presets)."""
+    `[congestion.dcqcn]` table, the bottleneck's link rate (the `[report.steady].port`, else
+    the link into the first traffic entry's destination; its rate at t = 0 and its schedule's
+    later changes), the first traffic entry's frame size and number of senders, and tau* = the
+    loop's propagation plus one data frame's transmission on the two data hops and one CNP's on
+    the two return hops (sender - switch - receiver, as in the dcqcn presets)."""
     dcqcn = scenario.get("congestion", {}).get("dcqcn")
     if scenario.get("congestion", {}).get("scheme") != "dcqcn" or dcqcn is None:
         raise ValueError("congestion.scheme: the DCQCN fluid model needs scheme = 'dcqcn'")
     traffic = scenario["traffic"][0]
     senders = traffic["hosts"]
-    port = scenario.get("report", {}).get("steady", {}).get("port")
-    if not port or "->" not in port:
+    port = scenario.get("report", {}).get("steady", {}).get("port") or _port_into(
+        scenario, traffic["dst"]
+    )
+    if "->" not in port:
         raise ValueError("report.steady.port: name the bottleneck port ('sw->recv')")
     switch, receiver = port.split("->")
     links = {frozenset(link["ends"]): link for link in scenario["links"]}
@@ -302,9 +372,13 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DcqcnModel, int]:
     for link in (access, bottleneck):
         delay += 2 * (link["delay_s"] + link.get("delay_line_s", 0.0))
         delay += 8 * (frame + cnp) / link["rate_bps"]
-    byte_counter = float(dcqcn["byte_counter_bytes"])
+    # The model's b term is the byte counter; "timer_only" turns it off (b = 0).
+    counters = dcqcn.get("counters", "timer_and_bytes")
+    byte_counter = 0.0 if counters == "timer_only" else float(dcqcn["byte_counter_bytes"])
+    capacity_bps, schedule = link_capacity(bottleneck, switch)
     model = DcqcnModel(
-        capacity_bps=bottleneck["rate_bps"],
+        capacity_bps=capacity_bps,
+        capacity_schedule=schedule,
         line_rate_bps=access["rate_bps"],
         packet_bytes=frame,
         kmin_bytes=dcqcn["kmin_bytes"],
@@ -325,6 +399,14 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DcqcnModel, int]:
     return model, len(senders)
 
 
+def _port_into(scenario: Mapping[str, Any], dst: str) -> str:
+    """'switch->dst' for the one link into `dst`, else '' (no single bottleneck)."""
+    into = [link["ends"] for link in scenario["links"] if dst in link["ends"]]
+    if len(into) != 1:
+        return ""
+    return f"{next(end for end in into[0] if end != dst)}->{dst}"
+
+
 def with_delay(m: DcqcnModel, feedback_delay_s: float) -> DcqcnModel:
     return replace(m, feedback_delay_s=feedback_delay_s)
 
@@ -338,18 +420,25 @@ def fluid_columns(
     duration_s: float = 0.1,
 ) -> dict[str, float | bool]:
     """The fluid model beside one packet run that starts at line rate: the mean queue over
-    `window_s` (the packet presets' steady window) and whether it settles by `duration_s` (a
-    slowly growing swing, as N = 10 at 85 us, shows only after the packet window)."""
-    traj = simulate(n_flows, replace(m, feedback_delay_s=feedback_delay_s), duration_s=duration_s)
+    `window_s` (the packet presets' steady window) and whether the fixed point is stable: the
+    decay per period of its oscillation (`oscillation`) below 1 where the fixed point is on
+    the RED line; on RED's jump at Kmax (no local analysis), whether the run from line rate
+    settles by `duration_s`."""
+    delayed = replace(m, feedback_delay_s=feedback_delay_s)
+    traj = simulate(n_flows, delayed, duration_s=duration_s)
     tail = traj.window(*window_s)
+    on_line = math.isfinite(fixed_point(n_flows, delayed)["queue_bytes"])
+    decay = oscillation(n_flows, delayed).decay_per_period if on_line else math.nan
     return {
         "fluid_queue_bytes": float(np.mean(tail.queue_bytes)),
-        "fluid_stable": settles(traj),
+        "fluid_decay_per_period": decay,
+        "fluid_stable": decay < 1.0 if on_line else settles(traj),
     }
 
 
 def add_stability_columns(out_dir: str) -> None:
-    """Adds fluid_queue_bytes and fluid_stable to a `cnsim sweep dcqcn-stability` table.csv,
+    """Adds fluid_queue_bytes, fluid_decay_per_period and fluid_stable to a `cnsim sweep
+    dcqcn-stability` table.csv,
     the model read from that sweep's scenario (its mark_on, parameters, links)."""
     import tomllib
     from pathlib import Path
@@ -366,7 +455,7 @@ def add_stability_columns(out_dir: str) -> None:
         fluid_columns(int(n), float(d), model)
         for n, d in zip(table["n_flows"], table["feedback_delay_s"], strict=True)
     ]
-    for column in ("fluid_queue_bytes", "fluid_stable"):
+    for column in ("fluid_queue_bytes", "fluid_decay_per_period", "fluid_stable"):
         table[column] = [row[column] for row in rows]
     table.to_csv(path, index=False)
     print(table.to_string(index=False))

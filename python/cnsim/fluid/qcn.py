@@ -43,13 +43,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cnsim.fluid.timecourse import TimeCourse
+from cnsim.fluid.timecourse import CapacitySteps, TimeCourse, capacity_at
 
 __all__ = [
     "QcnModel",
     "Trajectory",
     "fixed_point",
     "is_stable",
+    "link_capacity",
     "model_from_scenario",
     "replace",
     "settles",
@@ -74,6 +75,12 @@ class QcnModel:
     r_ai_bps: float = 5e6
     min_rate_bps: float = 0.0
     feedback_delay_s: float = 4e-6  # tau
+    # Later changes of C, (at_s, rate_bps) in time order (a link's `schedule`, seed 004).
+    capacity_schedule: tuple[tuple[float, float], ...] = ()
+
+    def capacity_at(self, time_s: float) -> float:
+        """C at `time_s`, after the schedule's changes up to then."""
+        return capacity_at(self.capacity_bps, self.capacity_schedule, time_s)
 
     @property
     def p(self) -> float:
@@ -137,7 +144,7 @@ def simulate(
     init = {"rate_bps": m.line_rate_bps, "target_bps": m.line_rate_bps, "queue_bytes": 0.0}
     init.update(initial or {})
     rc, rt, q = init["rate_bps"], init["target_bps"], init["queue_bytes"]
-    c_frames = m.capacity_bps / (8 * m.frame_bytes)
+    capacity = CapacitySteps(m.capacity_bps, m.capacity_schedule, step_s)
     steps = round(duration_s / step_s)
     every = max(1, round(sample_s / step_s))
     lag = round(m.feedback_delay_s / step_s)
@@ -146,7 +153,9 @@ def simulate(
     hist_fb = [0.0] * (steps + 1)
     out: dict[str, list[float]] = {k: [] for k in ("t", "rc", "rt", "q")}
     for k in range(steps + 1):
-        excess_bps = n_flows * rc - m.capacity_bps
+        cap_bps = capacity.at_step(k)
+        c_frames = cap_bps / (8 * m.frame_bytes)
+        excess_bps = n_flows * rc - cap_bps
         hist_rc[k] = rc
         hist_fb[k] = q - m.qeq_bytes + m.w / (c_frames * m.p) * excess_bps / 8
         if k % every == 0:
@@ -182,11 +191,20 @@ def settles(
     return bool(np.max(np.abs(tail.rate_bps - fair)) <= rel_tol * fair)
 
 
-def _rate_at_start(link: Mapping[str, Any], origin: str) -> float:
-    for change in link.get("schedule", []):
-        if change.get("at_s", 0.0) <= 0.0 and change.get("from", origin) == origin:
-            return float(change["rate_bps"])
-    return float(link["rate_bps"])
+def link_capacity(
+    link: Mapping[str, Any], origin: str
+) -> tuple[float, tuple[tuple[float, float], ...]]:
+    """The rate of `link` from `origin` at t = 0 and its later changes (at_s, rate_bps), from
+    the link's `schedule` (entries of that direction, in time order)."""
+    rate = float(link["rate_bps"])
+    later: list[tuple[float, float]] = []
+    steps = [c for c in link.get("schedule", []) if c.get("from", origin) == origin]
+    for change in sorted(steps, key=lambda c: float(c.get("at_s", 0.0))):
+        if float(change.get("at_s", 0.0)) <= 0.0:
+            rate = float(change["rate_bps"])
+        else:
+            later.append((float(change["at_s"]), float(change["rate_bps"])))
+    return rate, tuple(later)
 
 
 def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[QcnModel, int]:
@@ -215,8 +233,10 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[QcnModel, int]:
     for link in (access, bottleneck):
         delay += 2 * (link["delay_s"] + link.get("delay_line_s", 0.0))
         delay += 8 * (frame + qcn["cnm_bytes"]) / link["rate_bps"]
+    capacity_bps, schedule = link_capacity(bottleneck, switch)
     model = QcnModel(
-        capacity_bps=_rate_at_start(bottleneck, switch),
+        capacity_bps=capacity_bps,
+        capacity_schedule=schedule,
         line_rate_bps=float(access["rate_bps"]),
         frame_bytes=frame,
         qeq_bytes=qcn["qeq_bytes"],
