@@ -80,3 +80,21 @@ def test_open_loop_flows_carry_empty_transport_columns() -> None:
     assert all(math.isnan(x) for x in flows["sender_end_s"])
     assert result.summary["control_frames"]["ack"] == 0
     assert result.summary["frames"]["dropped"]["link"] == 0
+
+
+def _window_throughput_bps(result: cnsim.Result, source: str) -> float:
+    return float(result.summary["window"]["per_source"][source]["throughput_bps"])
+
+
+def test_dcqcn_qp_incast_shares_the_link_per_queue_pair() -> None:
+    """Six long flows into one 40 Gb/s port, three from s1. Over roce each flow is a queue pair
+    with its own DCQCN reaction point: the link is shared per QP (C/6 each), so s1 gets about
+    three times s2. Open loop, s1's three flows share s1's one RP towards the receiver: a
+    quarter of the link, as each other sender."""
+    per_qp = cnsim.run("dcqcn-qp-incast")
+    s1, s2 = (_window_throughput_bps(per_qp, s) for s in ("s1", "s2"))
+    assert 2.5 < s1 / s2 < 4.0, (s1, s2)
+    assert abs(s1 - 20e9) < 0.15 * 20e9, s1
+    per_pair = cnsim.run("dcqcn-qp-incast", set={"traffic[0].transport": "none"})
+    s1, s2 = (_window_throughput_bps(per_pair, s) for s in ("s1", "s2"))
+    assert 0.7 < s1 / s2 < 1.4, (s1, s2)
