@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import tomllib
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -215,6 +215,15 @@ class Result:
         window."""
         window = self.summary.get("window") or {}
         return _table(window.get("per_source"), "host")
+
+    def fct_slowdown_by_size(
+        self, edges: Sequence[float] | None = None, buckets: int = 10
+    ) -> pd.DataFrame:
+        """FCT slowdown per flow-size bucket: edges, flows started and completed, p50/p95/p99
+        (`cnsim.flow_sizes`); buckets of equal flow counts unless `edges` (bytes) are given."""
+        from cnsim.flow_sizes import slowdown_by_size
+
+        return slowdown_by_size(self.flows, edges, buckets)
 
     @property
     def figure_names(self) -> list[str]:
