@@ -108,10 +108,18 @@ class Result:
         timeseries = NativeTimeseries.from_native(raw["timeseries"])
         native_flows = raw.get("flows")
         flows = None
+        parsed: dict[str, Any] | None = None
         if native_flows is not None:
-            hosts = [h["name"] for h in tomllib.loads(resolved).get("hosts", [])]
+            # Parsed once, for the host names and as `scenario` (a 100k-host fabric's resolved
+            # TOML is 18 MB: seconds of tomllib each time).
+            parsed = tomllib.loads(resolved)
+            hosts = [h["name"] for h in parsed.get("hosts", [])]
             flows = NativeFlows.from_native(native_flows, hosts)
-        return cls(summary, resolved, timeseries, flows=flows)
+        result = cls.__new__(cls)
+        if parsed is not None:
+            result.__dict__["scenario"] = parsed  # the cached_property's slot
+        result.__init__(summary, resolved, timeseries, flows=flows)  # type: ignore[misc]
+        return result
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
