@@ -391,7 +391,9 @@ impl Scenario {
     /// The scenario's JSON Schema (draft 2020-12), generated from these types so editors and
     /// `jsonschema` check a file against the same rules serde applies (`cnsim schema`).
     pub fn json_schema() -> serde_json::Value {
-        schemars::schema_for!(Scenario).to_value()
+        let mut schema = schemars::schema_for!(Scenario).to_value();
+        flows::schema_allows_dist_less_cdf(&mut schema);
+        schema
     }
 
     /// Parses TOML text, applies `--set path=value` overrides, fills defaults and validates.
