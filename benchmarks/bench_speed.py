@@ -1,15 +1,20 @@
 """Simulator speed on the issue-12 benchmark set: the 8 -> 1 PAUSE incast, `seed004-qcn` and
-two-tier trees of 16 / 128 / 1024 hosts at 60% uniform load.
+two-tier trees of 16 / 128 / 1024 hosts at 60% uniform load; and the issue-25 fabrics: k-ary fat
+trees (k = 8 / 16 / 24: 128 / 1,024 / 3,456 hosts) and the 6,144-host `meta-fabric-6144`, all
+with WebSearch flows at 50% load to uniform destinations.
 
 Usage: python benchmarks/bench_speed.py [CASE ...] [--repeat N]
 
 Cases: incast (benchmarks/incast8.toml, 5 simulated s), qcn (seed004-qcn, 9 s), tree16 (20 ms),
-tree128 (5 ms), tree1024 (1 ms); all by default. Each run is a fresh process (so its peak
-memory is its own); the best of N by wall time is printed: events/s, frame-hops/s, wall ns per
-frame-hop (a frame crossing one link is one hop; control frames count) and peak resident
-memory. The wall figures count only the simulation loop (the core's `wall_time_s`), not
-building the network or writing outputs. On a loaded machine compare instruction counts
-instead (docs/performance.md says how).
+tree128 (5 ms), tree1024 (1 ms) by default; fattree8 (20 ms), fattree16 (10 ms), fattree24 (5 ms),
+meta6144 (20 ms) when named. A flow workload starts empty and fills over a few ms (flows of the
+mean size, 1.6 MB, take 1.3 ms at 10 Gb/s), so the fabrics' rates are of loaded networks only
+after that: the `ms/sim ms` column is the whole run's wall time per simulated ms. Each run is
+a fresh process (so its peak memory is its own); the best of N by wall time is printed:
+events/s, frame-hops/s, wall ns per frame-hop (a frame crossing one link is one hop; control
+frames count) and peak resident memory. The wall figures count only the simulation loop (the
+core's `wall_time_s`), not building the network or writing outputs. On a loaded machine
+compare instruction counts instead (docs/performance.md says how).
 """
 
 from __future__ import annotations
@@ -31,7 +36,29 @@ CASES: dict[str, tuple[str, float | None]] = {
     "tree16": ("tree:16", 0.02),
     "tree128": ("tree:128", 0.005),
     "tree1024": ("tree:1024", 0.001),
+    "fattree8": ("fattree:8", 0.02),
+    "fattree16": ("fattree:16", 0.01),
+    "fattree24": ("fattree:24", 0.005),
+    "meta6144": ("meta-fabric-6144", 0.02),
 }
+DEFAULT_CASES = ["incast", "qcn", "tree16", "tree128", "tree1024"]
+
+FAT_TREE = """
+name = "fattree-{k}"
+duration_s = 0.01
+[topology]
+kind = "fat_tree"
+k = {k}
+switch = {{ shared_buffer_bytes = 12e6 }}
+[[traffic]]
+kind = "flows"
+hosts = "all"
+dst = "uniform"
+load = 0.5
+size = {{ cdf = "websearch" }}
+[report]
+probe_interval_s = 5e-4
+"""
 
 # Runs in the child: one simulation, its summary and peak memory as JSON on stdout.
 CHILD = """
@@ -45,7 +72,13 @@ print(json.dumps({"summary": s, "peak_mib": peak_kib / 1024}))
 
 
 def scenario_file(spec: str, tmp: Path) -> str:
-    """A preset name or path as is; `tree:N` written by gen_tree.py into `tmp`."""
+    """A preset name or path as is; `tree:N` written by gen_tree.py into `tmp`, `fattree:K` as
+    the k-ary fat tree of FAT_TREE."""
+    if spec.startswith("fattree:"):
+        k = int(spec.split(":", 1)[1])
+        out = tmp / f"fattree{k}.toml"
+        out.write_text(FAT_TREE.format(k=k))
+        return str(out)
     if not spec.startswith("tree:"):
         return spec
     n = int(spec.split(":", 1)[1])
@@ -83,7 +116,7 @@ def bench(scenario: str, duration: float | None, repeat: int) -> dict[str, float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cases", nargs="*", default=list(CASES), help=", ".join(CASES))
+    parser.add_argument("cases", nargs="*", default=DEFAULT_CASES, help=", ".join(CASES))
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     unknown = [c for c in args.cases if c not in CASES]
@@ -94,7 +127,7 @@ def main() -> None:
     print(f"cnsim {cnsim.__version__} on {platform.machine()}, Python {platform.python_version()}")
     print(
         f"{'case':<10}{'sim s':>7}{'wall s':>8}{'events':>13}{'Mev/s':>8}{'Mhops/s':>9}"
-        f"{'ns/hop':>8}{'peak MiB':>10}"
+        f"{'ns/hop':>8}{'ms/sim ms':>10}{'peak MiB':>10}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.cases:
@@ -103,7 +136,7 @@ def main() -> None:
             print(
                 f"{name:<10}{r['sim_s']:>7.3f}{r['wall_s']:>8.2f}{r['events']:>13,.0f}"
                 f"{r['events_per_s'] / 1e6:>8.2f}{r['frame_hops_per_s'] / 1e6:>9.2f}"
-                f"{r['ns_per_hop']:>8.1f}{r['peak_mib']:>10.0f}"
+                f"{r['ns_per_hop']:>8.1f}{r['wall_s'] / r['sim_s']:>10.1f}{r['peak_mib']:>10.0f}"
             )
 
 

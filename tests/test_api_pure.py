@@ -37,10 +37,14 @@ def fake_native(error: Exception | None = None) -> SimpleNamespace:
     """A stand-in for cnsim._native that records its calls and returns a synthetic run."""
     calls: list[dict] = []
 
-    def run(text, overrides=(), seed=None, progress=None, base_dir=None):
+    def run(text, overrides=(), seed=None, progress=None, base_dir=None, stage=None):
         calls.append({"text": text, "overrides": overrides, "seed": seed, "base_dir": base_dir})
+        if stage is not None:
+            stage("building the network")
         if error is not None:
             raise error
+        if stage is not None:
+            stage("simulating")
         if progress is not None:
             progress(0.5)
             progress(1.0)

@@ -65,7 +65,8 @@ def test_html_report_of_a_run_is_self_contained(flow_run: Path) -> None:
     assert page.headings[:2] == ["cnsim: flows-16-exp (seed 1)", "Summary"]
     assert {"flows by size", "Figures", "Resolved scenario"} <= set(page.headings)
     assert all(link.startswith("data:image/png;base64,") for link in page.links)  # offline
-    assert len(page.images) == len(list((flow_run / "plots").glob("*.png"))) == 4
+    # queues, throughput, fct_cdf, fct_by_size, fct_slowdown_by_size
+    assert len(page.images) == len(list((flow_run / "plots").glob("*.png"))) == 5
     assert "FCT p99" in text  # the headline, first
     assert text.index("FCT p99") < text.index("frames generated")
     assert "completed" in text

@@ -337,9 +337,14 @@ def run(
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
     seed = check_seed(seed)
-    with _progress_callback(progress) as callback:
+    with _progress_callback(progress) as (callback, stage):
         raw = native().run(
-            text, overrides=pairs, seed=seed, progress=callback, base_dir=base_dir(scenario)
+            text,
+            overrides=pairs,
+            seed=seed,
+            progress=callback,
+            base_dir=base_dir(scenario),
+            stage=stage,
         )
     # After the run: a bad scenario is reported without waiting for pandas.
     from cnsim.result import Result
@@ -370,17 +375,20 @@ def _refuse_sweep(scenario: Scenario, text: str) -> None:
 
 
 @contextmanager
-def _progress_callback(progress: ProgressArg) -> Iterator[Callable[[float], object] | None]:
-    """The native run's progress callback: the user's, the shared progress bar's, or none."""
+def _progress_callback(
+    progress: ProgressArg,
+) -> Iterator[tuple[Callable[[float], object] | None, Callable[[str], object] | None]]:
+    """The native run's progress callback (the user's, the shared progress bar's, or none) and
+    its stage callback (the bar's title: "building the network", then "simulating")."""
     if callable(progress):
-        yield progress
+        yield progress, None
     elif progress:
         from cnsim.terminal import progress_bar  # rich: only when a bar may be drawn
 
         with progress_bar("simulating") as bar:
-            yield bar.update
+            yield bar.update, bar.describe
     else:
-        yield None
+        yield None, None
 
 
 def scenario_schema() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import tomllib
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -110,10 +110,18 @@ class Result:
         timeseries = NativeTimeseries.from_native(raw["timeseries"])
         native_flows = raw.get("flows")
         flows = None
+        parsed: dict[str, Any] | None = None
         if native_flows is not None:
-            hosts = [h["name"] for h in tomllib.loads(resolved).get("hosts", [])]
+            # Parsed once, for the host names and as `scenario` (a 100k-host fabric's resolved
+            # TOML is 18 MB: seconds of tomllib each time).
+            parsed = tomllib.loads(resolved)
+            hosts = [h["name"] for h in parsed.get("hosts", [])]
             flows = NativeFlows.from_native(native_flows, hosts)
-        return cls(summary, resolved, timeseries, flows=flows)
+        result = cls.__new__(cls)
+        if parsed is not None:
+            result.__dict__["scenario"] = parsed  # the cached_property's slot
+        result.__init__(summary, resolved, timeseries, flows=flows)  # type: ignore[misc]
+        return result
 
     @classmethod
     def load(cls, run_dir: str | Path) -> Result:
@@ -217,6 +225,15 @@ class Result:
         window."""
         window = self.summary.get("window") or {}
         return _table(window.get("per_source"), "host")
+
+    def fct_slowdown_by_size(
+        self, edges: Sequence[float] | None = None, buckets: int = 10
+    ) -> pd.DataFrame:
+        """FCT slowdown per flow-size bucket: edges, flows started and completed, p50/p95/p99
+        (`cnsim.flow_sizes`); buckets of equal flow counts unless `edges` (bytes) are given."""
+        from cnsim.flow_sizes import slowdown_by_size
+
+        return slowdown_by_size(self.flows, edges, buckets)
 
     @property
     def figure_names(self) -> list[str]:

@@ -78,6 +78,8 @@ class _Surface(Protocol):
 
     def show(self, fraction: float, done: int, failed: int) -> None: ...
 
+    def describe(self, title: str) -> None: ...
+
     def __enter__(self) -> object: ...
 
     def __exit__(
@@ -101,6 +103,11 @@ class ProgressBar:
         """The fraction done, clamped to [0, 1]."""
         if self._surface is not None:
             self._surface.show(min(max(fraction, 0.0), 1.0), self.done, self.failed)
+
+    def describe(self, title: str) -> None:
+        """What the work is doing now (a run: "building the network", then "simulating")."""
+        if self._surface is not None:
+            self._surface.describe(title)
 
     def advance(self, *, failed: bool = False) -> None:
         """One more of `total` finished (`failed` when it did not end well)."""
@@ -176,6 +183,9 @@ class _TerminalBar:
             return
         self.progress.update(self.task, completed=done, failed=f"{failed} failed" if failed else "")
 
+    def describe(self, title: str) -> None:
+        self.progress.update(self.task, description=title)
+
     def __enter__(self) -> _TerminalBar:
         self.progress.start()
         self.task = self.progress.add_task(self.title, total=self.total or 1.0, failed="")
@@ -207,6 +217,11 @@ class _CellBar:
         if self.total is not None:
             extra = f" {done}/{self.total} runs" + (f", {failed} failed" if failed else "")
         self._draw(self.title, fraction, extra)
+
+    def describe(self, title: str) -> None:
+        self.title = title
+        if self.handle is not None:
+            self._draw(title, max(self.shown, 0) / 100)
 
     def _draw(self, title: str, fraction: float, extra: str = "") -> None:
         from IPython.display import HTML

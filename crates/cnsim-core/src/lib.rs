@@ -7,6 +7,8 @@
 //! - [`resolve`] / [`resolve_in`]: parse and validate only, giving a [`Scenario`] (every
 //!   default filled in; [`Scenario::to_toml`] prints it, [`Scenario::json_schema`] the format,
 //!   [`Scenario::estimate`] the run's cost as an [`Estimate`]);
+//! - [`prepare_in`]: resolve and build in one step (the network built once), giving a
+//!   [`Simulation`];
 //! - [`Simulation::new`] and [`Simulation::run`] (with a progress callback that may stop the
 //!   run), giving a [`FinishedRun`], and [`Report::new`] on it;
 //! - [`Report`]: the summary as JSON ([`Summary`] is its typed form and schema), the probe
@@ -56,8 +58,9 @@ pub fn run_toml(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Report, ConfigError> {
-    let scenario = resolve(text, overrides, seed)?;
-    Ok(Report::new(Simulation::new(scenario)?.run(progress)))
+    Ok(Report::new(
+        prepare_in(text, overrides, seed, None)?.run(progress),
+    ))
 }
 
 /// Parses and validates a scenario with overrides and an optional seed; relative file paths
@@ -78,6 +81,31 @@ pub fn resolve_in(
     seed: Option<u64>,
     base_dir: Option<&std::path::Path>,
 ) -> Result<Scenario, ConfigError> {
+    let scenario = parse_in(text, overrides, seed, base_dir)?;
+    // Routes and destinations are checked by building the network, so a scenario that
+    // resolves also runs (a sweep validates every point before running any).
+    sim::check_buildable(&scenario)?;
+    Ok(scenario)
+}
+
+/// As [`resolve_in`] followed by [`Simulation::new`], building the network once: the build
+/// that runs is the check (the same errors), where resolving then starting built it twice.
+pub fn prepare_in(
+    text: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Simulation, ConfigError> {
+    Simulation::new(parse_in(text, overrides, seed, base_dir)?)
+}
+
+/// Parses and validates, with the seed as an override; no network built.
+fn parse_in(
+    text: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Scenario, ConfigError> {
     let mut all = overrides.to_vec();
     if let Some(s) = seed {
         // TOML integers are i64, and the resolved scenario must hold its seed.
@@ -89,11 +117,7 @@ pub fn resolve_in(
         }
         all.push(("seed".into(), s.to_string()));
     }
-    let scenario = Scenario::from_toml_in(text, &all, base_dir)?;
-    // Routes and destinations are checked by building the network, so a scenario that
-    // resolves also runs (a sweep validates every point before running any).
-    sim::check_buildable(&scenario)?;
-    Ok(scenario)
+    Scenario::from_toml_in(text, &all, base_dir)
 }
 
 /// The flows a scenario's workload starts, as the trace CSV `cnsim trace` writes: running the

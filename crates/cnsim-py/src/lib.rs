@@ -25,14 +25,18 @@ fn scenario_error(e: cnsim_core::ConfigError) -> PyErr {
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None, base_dir = None))]
 fn resolve(
+    py: Python<'_>,
     scenario_toml: &str,
     overrides: Vec<(String, String)>,
     seed: Option<u64>,
     base_dir: Option<PathBuf>,
 ) -> PyResult<String> {
-    cnsim_core::resolve_in(scenario_toml, &overrides, seed, base_dir.as_deref())
-        .map(|s| s.to_toml())
-        .map_err(scenario_error)
+    // Seconds on a large network (it is built to check its routes): without the GIL.
+    py.allow_threads(|| {
+        cnsim_core::resolve_in(scenario_toml, &overrides, seed, base_dir.as_deref())
+            .map(|s| s.to_toml())
+    })
+    .map_err(scenario_error)
 }
 
 /// Writes the flows the scenario's workload starts to `out_path` as a trace CSV; returns how
@@ -54,9 +58,10 @@ fn write_flow_trace(
 }
 
 /// Runs a scenario. Returns a dict with `summary_json`, `resolved_toml` and `timeseries`
-/// (long-format columns as numpy arrays plus the metric and entity name lists).
+/// (long-format columns as numpy arrays plus the metric and entity name lists). `stage`, if
+/// given, is called with what the run is doing ("building the network", then "simulating").
 #[pyfunction]
-#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None, progress = None, base_dir = None))]
+#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None, progress = None, base_dir = None, stage = None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_toml: &str,
@@ -64,10 +69,20 @@ fn run<'py>(
     seed: Option<u64>,
     progress: Option<PyObject>,
     base_dir: Option<PathBuf>,
+    stage: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let scenario = cnsim_core::resolve_in(scenario_toml, &overrides, seed, base_dir.as_deref())
+    if let Some(cb) = &stage {
+        cb.call1(py, ("building the network",))?;
+    }
+    // Parsing and building a large network takes seconds: without the GIL, so other threads
+    // (the progress bar's clock) go on. The network is built once (`prepare_in`).
+    let base_dir = base_dir.as_deref();
+    let sim = py
+        .allow_threads(|| cnsim_core::prepare_in(scenario_toml, &overrides, seed, base_dir))
         .map_err(scenario_error)?;
-    let sim = cnsim_core::Simulation::new(scenario).map_err(scenario_error)?;
+    if let Some(cb) = &stage {
+        cb.call1(py, ("simulating",))?;
+    }
     // The callback runs with the GIL; an exception in it (or a pending KeyboardInterrupt) stops
     // the run and is raised once the simulation has unwound.
     let mut failure: Option<PyErr> = None;

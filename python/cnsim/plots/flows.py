@@ -1,4 +1,6 @@
-"""Figures of a flow workload: the FCT distribution, and FCT and slowdown by flow size.
+"""Figures of a flow workload: the FCT distribution, FCT and slowdown by flow size, and the
+slowdown percentiles (p50, p95, p99) per flow-size bucket with one line per run or sweep point,
+the figure data-center congestion-control papers compare schemes with (`cnsim.flow_sizes`).
 
 Slowdown is FCT over the flow's FCT alone on an idle network (`ideal_fct_s`, computed by the
 core from the path's rates and latencies), the measure data-center transport studies report.
@@ -7,23 +9,26 @@ A run's figure list (`run.figure_names`) includes these when the run completed a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from cnsim.plots.style import new_figure
+from cnsim.flow_sizes import PERCENTILES, size_edges, slowdown_by_size
+from cnsim.plots.style import legend, line_style, new_figure
 
 if TYPE_CHECKING:
     from cnsim.result import Result
+    from cnsim.sweeps.result import SweepResult
 
 SIZE_BINS_PER_DECADE = 2
 
 
 def flow_figure_names(result: Result) -> list[str]:
-    """`fct_cdf` and `fct_by_size` when the run completed any flow."""
+    """`fct_cdf`, `fct_by_size` and `fct_slowdown_by_size` when the run completed any flow."""
     return list(FLOW_FIGURES) if bool(result.flows["completed"].astype(bool).any()) else []
 
 
@@ -100,6 +105,88 @@ def fct_by_size_figure(result: Result, done: pd.DataFrame) -> Figure:
     return fig
 
 
+def fct_slowdown_by_size_figure(result: Result, done: pd.DataFrame) -> Figure:
+    """A run's slowdown percentiles per equal-count size bucket, one line each."""
+    return slowdown_by_size_figure({result.name: result.fct_slowdown_by_size()})
+
+
+def slowdown_by_size_figure(tables: Mapping[str, pd.DataFrame], title: str = "") -> Figure:
+    """Slowdown p50 / p95 / p99 against flow size (each bucket drawn at its upper edge), log
+    axes. One table: one panel, a line per percentile. Several (`label: table`, the same
+    buckets: runs of different schemes, sweep points): a panel per percentile, a line per
+    label."""
+    drawn = {k: t[t["flows"] > 0] for k, t in tables.items()}
+    if len(drawn) == 1:
+        ((label, table),) = drawn.items()
+        fig, ax = new_figure()
+        for i, p in enumerate(PERCENTILES):
+            ax.plot(table["size_hi_bytes"], table[f"slowdown_p{p}"], "os^"[i] + "-", label=f"p{p}")
+        _slowdown_axes(ax, f"FCT slowdown by flow size ({_counts(tables)})")
+        ax.legend(fontsize="small")
+        return fig
+    fig = Figure(figsize=(13.0, 4.5), layout="constrained")
+    axes = fig.subplots(1, len(PERCENTILES), sharey=True)
+    for ax, p in zip(axes, PERCENTILES, strict=True):
+        for i, (label, table) in enumerate(drawn.items()):
+            ax.plot(
+                table["size_hi_bytes"],
+                table[f"slowdown_p{p}"],
+                line_style(i),
+                marker="o",
+                markersize=3,
+                label=label,
+            )
+        _slowdown_axes(ax, f"p{p}")
+    for ax in axes[1:]:
+        ax.set_ylabel("")
+    legend(axes[-1], len(drawn), None)
+    fig.suptitle(title or f"FCT slowdown by flow size ({_counts(tables)})")
+    return fig
+
+
+def compare_slowdown_by_size(
+    results: Mapping[str, Result] | Sequence[Result],
+    edges: Sequence[float] | None = None,
+    buckets: int = 10,
+) -> Figure:
+    """Runs side by side (`label: Result`, or Results labelled by their scenario's name), on
+    the same buckets: `edges`, or equal-count buckets of all their flows' sizes together."""
+    named = results if isinstance(results, Mapping) else {r.name: r for r in results}
+    cuts = edges
+    if cuts is None:
+        cuts = list(size_edges(pd.concat([r.flows["size_bytes"] for r in named.values()]), buckets))
+    return slowdown_by_size_figure({k: slowdown_by_size(r.flows, cuts) for k, r in named.items()})
+
+
+def sweep_slowdown_by_size_figure(
+    sweep: SweepResult, edges: Sequence[float] | None = None, buckets: int = 10
+) -> Figure:
+    """A sweep's points (their replications' flows pooled), one line per point, on the same
+    buckets (`SweepResult.fct_slowdown_by_size`; the runs' flows are kept with keep="full")."""
+    table = sweep.fct_slowdown_by_size(edges, buckets)
+    tables = {
+        str(label): group.drop(columns="label").reset_index(drop=True)
+        for label, group in table.groupby("label", sort=False)
+    }
+    return slowdown_by_size_figure(tables, f"FCT slowdown by flow size: {sweep.spec.name}")
+
+
+def _slowdown_axes(ax: Axes, title: str) -> None:
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.axhline(1.0, color="0.3", lw=0.8)
+    ax.set_xlabel("flow size (bytes, bucket upper edge)")
+    ax.set_ylabel("FCT slowdown (FCT / ideal)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+
+
+def _counts(tables: Mapping[str, pd.DataFrame]) -> str:
+    done = sum(int(t["flows"].sum()) for t in tables.values())
+    started = sum(int(t["started"].sum()) for t in tables.values())
+    return f"{done:,} of {started:,} flows completed"
+
+
 def _size(n_bytes: float) -> str:
     for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
         if n_bytes >= scale:
@@ -110,4 +197,5 @@ def _size(n_bytes: float) -> str:
 FLOW_FIGURES: dict[str, Callable[[Result, pd.DataFrame], Figure]] = {
     "fct_cdf": fct_cdf_figure,
     "fct_by_size": fct_by_size_figure,
+    "fct_slowdown_by_size": fct_slowdown_by_size_figure,
 }

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from cnsim import analysis
 from cnsim.plots.flows import flow_figure, flow_figure_names
+from cnsim.plots.ranked import MANY_BARS, ranked_figure
 from cnsim.plots.style import (
     AXIS_NAMES,
     DPI,
@@ -58,10 +59,14 @@ def plot_bar(result: Result, spec: Mapping[str, Any]) -> Figure:
     heights = np.array([float(values[name] or 0.0) for name in chosen])
     v_scale, v_unit = value_unit(metric, float(np.max(np.abs(heights), initial=0)))
 
-    fig, ax = new_figure()
-    bars = ax.bar(chosen, heights / v_scale, color="tab:blue", width=bar_width(len(chosen)))
-    ax.bar_label(bars, fmt="%.3g", fontsize="small", padding=2)
-    marked = _mark_headline_bars(ax, result, metric, chosen, bars, v_scale)
+    if len(chosen) > MANY_BARS:  # a fabric's hosts: ranked values, not a bar each
+        fig, ax = ranked_figure(chosen, heights / v_scale, per)
+        marked: list[tuple[str, float]] = []
+    else:
+        fig, ax = new_figure()
+        bars = ax.bar(chosen, heights / v_scale, color="tab:blue", width=bar_width(len(chosen)))
+        ax.bar_label(bars, fmt="%.3g", fontsize="small", padding=2)
+        marked = _mark_headline_bars(ax, result, metric, chosen, bars, v_scale)
     ax.set_ylabel(axis_label(metric, v_unit))
     title = spec["title"] or f"{AXIS_NAMES.get(metric, metric).capitalize()} per {per}"
     notes = [where]
@@ -75,7 +80,7 @@ def plot_bar(result: Result, spec: Mapping[str, Any]) -> Figure:
     ax.set_ylim(0, top * 1.15 if top > 0 else None)
     if marked:
         ax.legend(fontsize="small", loc="best", framealpha=0.9)
-    if len(chosen) > 8:
+    if 8 < len(chosen) <= MANY_BARS:
         ax.tick_params(axis="x", labelrotation=45)
     explain(fig, metric)
     return fig

@@ -57,6 +57,7 @@ class RunOutcome:
     summary: dict[str, Any] | None = None
     timeseries: bytes | None = None
     series: bytes | None = None
+    flows: bytes | None = None  # with keep="full" and a flow workload
 
     def record(self, task: RunTask) -> dict[str, Any]:
         """The run.json of this outcome: enough to re-run it alone."""
@@ -81,6 +82,8 @@ def run_one(task: RunTask) -> RunOutcome:
         try:
             result = api.run(task.base_toml, seed=task.seed, set=list(task.overrides))
             timeseries = _parquet(result.timeseries) if task.keep_timeseries else None
+            keep_flows = task.keep_timeseries and len(result.flows) > 0
+            flows = _parquet(result.flows) if keep_flows else None
             series = run_series(result.scenario, result.timeseries) if task.keep_series else None
         except Exception as exc:  # a failed run is data, not the end of the study
             return RunOutcome(
@@ -99,6 +102,7 @@ def run_one(task: RunTask) -> RunOutcome:
         summary=result.summary,
         timeseries=timeseries,
         series=series,
+        flows=flows,
     )
 
 

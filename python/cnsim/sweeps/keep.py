@@ -17,7 +17,7 @@ class Keep(StrEnum):
 
     none = "none"  # only runs.parquet survives
     summary = "summary"  # each run's summary.json
-    full = "full"  # and its timeseries.parquet (for `timeseries_mean`)
+    full = "full"  # and its timeseries.parquet (`timeseries_mean`) and flows.parquet
 
     @classmethod
     def parse(cls, value: object) -> Keep:

@@ -173,6 +173,42 @@ class SweepResult:
         table.columns.name = "point"
         return table
 
+    def fct_slowdown_by_size(
+        self, edges: Sequence[float] | None = None, buckets: int = 10
+    ) -> pd.DataFrame:
+        """Per point (its replications' flows pooled) and flow-size bucket, the slowdown table
+        of `cnsim.flow_sizes` with `point`, `label` (the point's parameters) and the
+        parameters as columns; every point on the same buckets: `edges`, or equal-count
+        buckets of all the points' flow sizes. Needs the runs' flows (`keep="full"`)."""
+        from cnsim.flow_sizes import size_edges, slowdown_by_size
+
+        pooled = {}
+        for point, group in self.ok.groupby("point", sort=True):
+            frames = [self._flows(key) for key in group["key"]]
+            pooled[cast(int, point)] = pd.concat(frames, ignore_index=True)
+        if edges is None:
+            sizes = [f["size_bytes"] for f in pooled.values()]
+            edges = list(size_edges(pd.concat(sizes) if sizes else [], buckets))
+        tables = []
+        for point, flows in pooled.items():
+            params = self._params(point)
+            label = ", ".join(f"{k}={v}" for k, v in params.items() if k != "point")
+            table = slowdown_by_size(flows, edges).reset_index()
+            table.insert(0, "label", label or f"point {point}")
+            for name, value in reversed(list(params.items())):
+                table.insert(0, name, value)
+            tables.append(table)
+        return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+
+    def _flows(self, key: str) -> pd.DataFrame:
+        path = Store(self.out_dir).flows_path(key)
+        if not path.is_file():
+            raise SweepError(
+                f"run {key} kept no flows; run the sweep with keep='full' (--keep full) on a"
+                " scenario with a flow workload"
+            )
+        return pd.read_parquet(path)
+
     def transient_durations(
         self, metric: str = "host_rx_bps", entities: analysis.Patterns = None, **kwargs: Any
     ) -> pd.DataFrame:

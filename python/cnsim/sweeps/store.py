@@ -8,6 +8,7 @@ Layout (docs/sweeps.md, "The store"):
     DIR/runs/<key>/run.json    how the run went: seed, overrides, status, error, wall time
     DIR/runs/<key>/summary.json         the run's summary (the contract of `cnsim run`)
     DIR/runs/<key>/timeseries.parquet   with --keep full
+    DIR/runs/<key>/flows.parquet        with --keep full and a flow workload
     DIR/runs/<key>/transient_series.parquet   a transient study's aggregate series
     DIR/transient.csv          a transient study's table
     DIR/plots/*.png
@@ -30,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from cnsim.outputs import SUMMARY_FILE, TIMESERIES_FILE, strict_json
+from cnsim.outputs import FLOWS_FILE, SUMMARY_FILE, TIMESERIES_FILE, strict_json
 from cnsim.sweeps.keep import Keep
 from cnsim.sweeps.transient import SERIES_FILE
 
@@ -73,6 +74,10 @@ class Store:
     def timeseries_path(self, key: str) -> Path:
         """A run's timeseries.parquet (present with --keep full)."""
         return self.run_dir(key) / TIMESERIES_FILE
+
+    def flows_path(self, key: str) -> Path:
+        """A run's flows.parquet (present with --keep full and a flow workload)."""
+        return self.run_dir(key) / FLOWS_FILE
 
     def series_path(self, key: str) -> Path:
         """A run's aggregate series of a transient study."""
@@ -121,6 +126,7 @@ class Store:
         summary: Mapping[str, Any] | None,
         timeseries: bytes | None,
         series: bytes | None = None,
+        flows: bytes | None = None,
     ) -> None:
         """One run's files, record last (it marks the run finished)."""
         folder = self.run_dir(str(record["key"]))
@@ -129,6 +135,8 @@ class Store:
             atomic_write(folder / SERIES_FILE, series)
         if timeseries is not None:
             atomic_write(folder / TIMESERIES_FILE, timeseries)
+        if flows is not None:
+            atomic_write(folder / FLOWS_FILE, flows)
         if summary is not None:
             atomic_write(folder / SUMMARY_FILE, _json_bytes(summary))
         atomic_write(folder / RECORD_FILE, _json_bytes(record))

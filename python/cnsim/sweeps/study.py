@@ -228,7 +228,9 @@ def _execute(
         try:
             for outcome in stream:
                 record = outcome.record(tasks[outcome.key])
-                store.write_run(record, outcome.summary, outcome.timeseries, outcome.series)
+                store.write_run(
+                    record, outcome.summary, outcome.timeseries, outcome.series, outcome.flows
+                )
                 if outcome.summary is not None:
                     check(outcome.summary)
                 bar.advance(failed=outcome.status != "ok")

@@ -1,5 +1,13 @@
 //! A switch's forwarding table: the output port towards each destination host, with the
 //! equal-cost alternatives when `[routing] multipath = "ecmp"`.
+//!
+//! A host has one link, so every host on an edge switch has the same routes from any other
+//! switch: the table holds one entry per edge switch (a switch with hosts), not per host, and
+//! the host -> (edge switch, port there) map is one array all switches share. On the 100,000-host
+//! benchmark tree that is 3,129 switches x 3,125 edges (20 MB) instead of x 100,000 hosts (626 MB,
+//! filled in seconds: docs/performance.md).
+
+use std::sync::Arc;
 
 use crate::engine::PortIdx;
 use crate::net::frame::{FlowId, Frame, NO_FLOW};
@@ -8,15 +16,34 @@ use crate::scenario::EcmpKey;
 
 /// No route to this destination.
 pub(crate) const UNREACHABLE: PortIdx = PortIdx::MAX;
-/// An entry of `next` with this bit set is an equal-cost group index, not a port.
+/// The destination's edge switch is this one: the port is the host's own (`Attach::port`).
+const LOCAL: u16 = PortIdx::MAX - 1;
+/// An entry of `next` with this bit set is an equal-cost group index, not a port (unless it
+/// is `LOCAL` or `UNREACHABLE`).
 const GROUP_BIT: u16 = 1 << 15;
+/// Group indices stay below `LOCAL`'s low bits.
+const MAX_GROUPS: usize = (GROUP_BIT - 2) as usize;
+
+/// Where a host attaches: the index of its edge switch among the edge switches (the last index,
+/// one past them, for a host with no switch) and the switch's port to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Attach {
+    pub(crate) edge: u32,
+    pub(crate) port: PortIdx,
+}
+
+/// Every host's attachment, in host order, shared by all the switches' tables.
+pub(crate) type Attachments = Arc<[Attach]>;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Forwarding {
-    /// Per destination host, two bytes: the next hop (the lowest port index of the shortest
-    /// paths), or `GROUP_BIT | g` for equal-cost group `g` when ECMP is on, or `UNREACHABLE`.
-    /// One small array read per frame: on a 1024-host tree, separate per-destination port and
-    /// group arrays (6 bytes a destination) were a cache miss on most frames
+    /// Per host: its edge switch and the port there (shared).
+    attach: Attachments,
+    /// Per edge switch (plus one last `UNREACHABLE` entry for hosts without a switch), two
+    /// bytes: the next hop (the lowest port index of the shortest paths), or `GROUP_BIT | g`
+    /// for equal-cost group `g` when ECMP is on, `LOCAL`, or `UNREACHABLE`. A frame reads the
+    /// shared attachment and this small array: on a 1024-host tree, separate per-destination
+    /// port and group arrays (6 bytes a destination) were a cache miss on most frames
     /// (docs/performance.md).
     next: Vec<u16>,
     /// The distinct sets of equal-cost next hops (a leaf has one: its uplinks), each sorted.
@@ -32,11 +59,19 @@ struct Ecmp {
     salt: u64,
 }
 
+impl Default for Forwarding {
+    /// No routes, towards no hosts (a switch before the routes are computed).
+    fn default() -> Forwarding {
+        Forwarding::new(Arc::from([]), 0)
+    }
+}
+
 impl Forwarding {
-    /// A table with no routes for `n_hosts` destinations.
-    pub(crate) fn new(n_hosts: usize) -> Forwarding {
+    /// A table with no routes, towards the hosts of `attach` on `n_edges` edge switches.
+    pub(crate) fn new(attach: Attachments, n_edges: usize) -> Forwarding {
         Forwarding {
-            next: vec![UNREACHABLE; n_hosts],
+            attach,
+            next: vec![UNREACHABLE; n_edges + 1],
             groups: Vec::new(),
             ecmp: None,
         }
@@ -47,37 +82,56 @@ impl Forwarding {
         self.ecmp = Some(Ecmp { key, salt });
     }
 
-    /// The next hops towards `dst`, all on shortest paths, in increasing port order.
-    pub(crate) fn set(&mut self, dst: usize, next_hops: &[PortIdx]) {
+    /// This switch is edge switch `edge`: its hosts are reached through their own ports.
+    pub(crate) fn set_local(&mut self, edge: usize) {
+        self.next[edge] = LOCAL;
+    }
+
+    /// The next hops towards the hosts of edge switch `edge`, all on shortest paths, in
+    /// increasing port order.
+    pub(crate) fn set(&mut self, edge: usize, next_hops: &[PortIdx]) {
         let Some(&lowest) = next_hops.first() else {
-            self.next[dst] = UNREACHABLE;
+            self.next[edge] = UNREACHABLE;
             return;
         };
         assert!(
             lowest < GROUP_BIT,
             "port index {lowest} out of the table's range"
         );
-        self.next[dst] = lowest;
+        self.next[edge] = lowest;
         if self.ecmp.is_none() || next_hops.len() < 2 {
             return;
         }
-        // Groups per switch are few (its distinct sets of equal-cost ports): a linear search.
-        let group = match self.groups.iter().position(|g| **g == *next_hops) {
+        // Groups per switch are few (its distinct sets of equal-cost ports): a linear search,
+        // compared in line (a slice `==` is a `memcmp` call, most of the build's time on a
+        // 100,000-host tree, where this runs once per (switch, edge switch)).
+        let same = |g: &[PortIdx]| {
+            g.len() == next_hops.len() && g.iter().zip(next_hops).all(|(a, b)| a == b)
+        };
+        let group = match self.groups.iter().position(|g| same(g)) {
             Some(i) => i,
             None => {
                 self.groups.push(next_hops.into());
                 self.groups.len() - 1
             }
         };
-        assert!(
-            group < (GROUP_BIT - 1) as usize,
-            "too many equal-cost groups"
-        );
-        self.next[dst] = GROUP_BIT | group as u16;
+        assert!(group < MAX_GROUPS, "too many equal-cost groups");
+        self.next[edge] = GROUP_BIT | group as u16;
+    }
+
+    /// Edge `edge`'s entry as `set` made it (for `set_entry` on the next edge with the same
+    /// next hops).
+    pub(crate) fn entry(&self, edge: usize) -> u16 {
+        self.next[edge]
+    }
+
+    /// Gives edge `edge` an entry `entry` read back from this table (same next hops).
+    pub(crate) fn set_entry(&mut self, edge: usize, entry: u16) {
+        self.next[edge] = entry;
     }
 
     pub(crate) fn reaches(&self, dst: usize) -> bool {
-        self.next[dst] != UNREACHABLE
+        self.next[self.attach[dst].edge as usize] != UNREACHABLE
     }
 
     /// The output port of `frame`.
@@ -87,14 +141,19 @@ impl Forwarding {
     }
 
     /// The output port of a frame from host `src` to host `dst` of flow `flow_id`.
-    /// A single next hop is one load and a test here; an ECMP group's hash is out of line.
+    /// A single next hop is two loads and a test here; an ECMP group's hash is out of line.
     #[inline]
     pub(crate) fn port_for(&self, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {
-        let next = self.next[dst as usize];
-        if next & GROUP_BIT == 0 || next == UNREACHABLE {
+        let attach = self.attach[dst as usize];
+        let next = self.next[attach.edge as usize];
+        if next & GROUP_BIT == 0 {
             return next;
         }
-        self.group_port(next, src, dst, flow_id)
+        match next {
+            LOCAL => attach.port,
+            UNREACHABLE => UNREACHABLE,
+            _ => self.group_port(next, src, dst, flow_id),
+        }
     }
 
     /// The port of a frame whose next hop is the ECMP group `next` (`GROUP_BIT` set).
@@ -125,9 +184,17 @@ mod tests {
         f
     }
 
+    /// A table over `n_hosts` hosts, each on its own edge switch (edge h is host h).
+    fn per_host(n_hosts: usize) -> Forwarding {
+        let attach: Vec<Attach> = (0..n_hosts as u32)
+            .map(|edge| Attach { edge, port: 0 })
+            .collect();
+        Forwarding::new(attach.into(), n_hosts)
+    }
+
     #[test]
     fn single_path_uses_the_lowest_port() {
-        let mut fw = Forwarding::new(4);
+        let mut fw = per_host(4);
         fw.set(2, &[3, 5]);
         assert_eq!(fw.port(&frame(0, 2, NO_FLOW)), 3);
         assert!(fw.reaches(2));
@@ -137,7 +204,7 @@ mod tests {
 
     #[test]
     fn ecmp_keeps_a_pair_on_one_port_and_spreads_pairs() {
-        let mut fw = Forwarding::new(64);
+        let mut fw = per_host(64);
         fw.enable_ecmp(EcmpKey::Pair, 7);
         for dst in 0..64 {
             fw.set(dst, &[4, 5, 6, 7]);
@@ -159,7 +226,7 @@ mod tests {
 
     #[test]
     fn ecmp_by_flow_spreads_the_flows_of_one_pair() {
-        let mut fw = Forwarding::new(2);
+        let mut fw = per_host(2);
         fw.enable_ecmp(EcmpKey::Flow, 11);
         fw.set(1, &[0, 1]);
         assert!(fw.keys_by_flow());
@@ -175,8 +242,8 @@ mod tests {
 
     #[test]
     fn salts_decorrelate_switches() {
-        let mut a = Forwarding::new(256);
-        let mut b = Forwarding::new(256);
+        let mut a = per_host(256);
+        let mut b = per_host(256);
         a.enable_ecmp(EcmpKey::Pair, mix(1));
         b.enable_ecmp(EcmpKey::Pair, mix(2));
         for dst in 0..256 {
@@ -191,9 +258,31 @@ mod tests {
 
     #[test]
     fn an_empty_next_hop_list_is_unreachable() {
-        let mut fw = Forwarding::new(2);
+        let mut fw = per_host(2);
         fw.enable_ecmp(EcmpKey::Pair, 0);
         fw.set(1, &[]);
         assert!(!fw.reaches(1));
+    }
+
+    #[test]
+    fn hosts_of_one_edge_share_its_entry_and_local_hosts_their_port() {
+        // Hosts 0 and 1 on edge 0 (ports 4 and 5 there), host 2 on edge 1, host 3 on none.
+        let attach = [(0, 4), (0, 5), (1, 2), (2, 0)].map(|(edge, port)| Attach { edge, port });
+        let mut at_edge0 = Forwarding::new(attach.to_vec().into(), 2);
+        at_edge0.set_local(0);
+        at_edge0.set(1, &[7]);
+        assert_eq!(at_edge0.port_for(2, 0, NO_FLOW), 4);
+        assert_eq!(at_edge0.port_for(2, 1, NO_FLOW), 5);
+        assert_eq!(at_edge0.port_for(0, 2, NO_FLOW), 7);
+        assert_eq!(at_edge0.port_for(0, 3, NO_FLOW), UNREACHABLE);
+        assert!(!at_edge0.reaches(3));
+        let mut elsewhere = Forwarding::new(attach.to_vec().into(), 2);
+        elsewhere.enable_ecmp(EcmpKey::Pair, 3);
+        elsewhere.set(0, &[1, 2]);
+        assert_eq!(elsewhere.groups.len(), 1);
+        for dst in [0, 1] {
+            assert!([1, 2].contains(&elsewhere.port_for(2, dst, NO_FLOW)));
+        }
+        assert!(!elsewhere.reaches(2), "edge 1 has no route set");
     }
 }

@@ -54,7 +54,7 @@ impl Switch {
         Switch {
             name,
             ports: Vec::new(),
-            route: Forwarding::new(0),
+            route: Forwarding::default(),
             limits,
             memory_bytes: 0,
             peak_memory_bytes: 0,

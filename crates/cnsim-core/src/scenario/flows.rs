@@ -231,6 +231,31 @@ pub(super) fn default_empirical(root: &mut toml::Table) {
     }
 }
 
+/// The JSON Schema's side of `default_empirical`: the empirical variant of `SizeSpec` needs
+/// `dist`, or `cdf` or `cdf_file` without it (the derived schema required `dist`, so
+/// `size = { cdf = "websearch" }`, which runs, failed the schema).
+pub(super) fn schema_allows_dist_less_cdf(schema: &mut serde_json::Value) {
+    let variants = schema
+        .pointer_mut("/$defs/SizeSpec/oneOf")
+        .and_then(|v| v.as_array_mut());
+    for variant in variants.into_iter().flatten() {
+        if variant.pointer("/properties/dist/const") != Some(&"empirical".into()) {
+            continue;
+        }
+        if let Some(object) = variant.as_object_mut() {
+            object.remove("required");
+            object.insert(
+                "anyOf".into(),
+                serde_json::json!([
+                    { "required": ["dist"] },
+                    { "required": ["cdf"] },
+                    { "required": ["cdf_file"] },
+                ]),
+            );
+        }
+    }
+}
+
 impl FlowSpec {
     pub(crate) fn validate(
         &self,

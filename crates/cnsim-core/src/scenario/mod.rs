@@ -395,6 +395,7 @@ impl Scenario {
     pub fn json_schema() -> serde_json::Value {
         let mut schema = schemars::schema_for!(Scenario).to_value();
         units::allow_unit_strings(&mut schema);
+        flows::schema_allows_dist_less_cdf(&mut schema);
         schema
     }
 

@@ -8,10 +8,11 @@
 //! order. On a two-tier tree of H hosts and 32-host leaves this is H / 32 searches over the
 //! few thousand switches, where a search per host over the whole graph was H searches over
 //! H + switches nodes (the quadratic step that made 40,000 hosts take most of a minute).
-//! Filling the tables still writes one entry per (switch, host): that is their size.
+//! The tables are indexed by the destination's edge switch (`net/forwarding.rs`): one entry
+//! per (switch, edge switch), written once per search.
 
 use crate::engine::PortIdx;
-use crate::net::forwarding::Forwarding;
+use crate::net::forwarding::{Attach, Attachments, Forwarding};
 use crate::net::Node;
 use crate::rng::mix;
 use crate::scenario::{Multipath, RoutingSpec};
@@ -66,9 +67,11 @@ pub(crate) fn compute_routes(
             edge[port.peer_node as usize].push((h, port.peer_port));
         }
     }
+    let attach = attachments(nodes, n_hosts, &edge);
+    let edges: Vec<usize> = (n_hosts..n).filter(|&t| !edge[t].is_empty()).collect();
     for (s, node) in nodes.iter_mut().enumerate().skip(n_hosts) {
         let Node::Switch(sw) = node else { continue };
-        sw.route = Forwarding::new(n_hosts);
+        sw.route = Forwarding::new(attach.clone(), edges.len());
         if routing.multipath == Multipath::Ecmp {
             sw.route
                 .enable_ecmp(routing.ecmp_key, mix(mix(seed) ^ ECMP_SALT_TAG ^ s as u64));
@@ -81,10 +84,12 @@ pub(crate) fn compute_routes(
     let mut dist = vec![u32::MAX; n];
     let mut order: Vec<u32> = Vec::new();
     let mut next_hops: Vec<PortIdx> = Vec::new();
-    for t in n_hosts..n {
-        if edge[t].is_empty() {
-            continue;
-        }
+    // Per switch: its last next hops (as a mask over its fabric links, when it has at most
+    // 64) and the entry they got, so the next edge with the same set (a leaf's uplinks, for
+    // every remote leaf) is one store, not a search of the switch's groups: those searches,
+    // a cache miss each across thousands of switches, were most of the build at 100k hosts.
+    let mut memo: Vec<Option<(u64, u16)>> = vec![None; n];
+    for (e, &t) in edges.iter().enumerate() {
         search_switches(&fabric, t, &mut dist, &mut order);
         let reached: usize = order.iter().map(|&s| edge[s as usize].len()).sum();
         reach.hosts_reached[t] = reached as u32;
@@ -94,19 +99,27 @@ pub(crate) fn compute_routes(
                 unreachable!("the search visits switches only")
             };
             if s == t {
-                for &(h, port) in &edge[t] {
-                    sw.route.set(h, &[port]);
-                }
+                sw.route.set_local(e);
                 continue;
             }
-            next_hops.clear();
-            next_hops.extend(
-                (fabric[s].iter())
-                    .filter(|(_, v)| dist[*v as usize] == dist[s] - 1)
-                    .map(|(p, _)| *p),
-            );
-            for &(h, _) in &edge[t] {
-                sw.route.set(h, &next_hops);
+            let closer = |v: u32| dist[v as usize] == dist[s] - 1;
+            let mask = (fabric[s].len() <= 64).then(|| {
+                (fabric[s].iter().enumerate())
+                    .filter(|(_, (_, v))| closer(*v))
+                    .fold(0u64, |m, (i, _)| m | 1 << i)
+            });
+            match (mask, memo[s]) {
+                (Some(mask), Some((last, entry))) if mask == last => sw.route.set_entry(e, entry),
+                _ => {
+                    next_hops.clear();
+                    next_hops.extend(
+                        (fabric[s].iter())
+                            .filter(|(_, v)| closer(*v))
+                            .map(|(p, _)| *p),
+                    );
+                    sw.route.set(e, &next_hops);
+                    memo[s] = mask.map(|m| (m, sw.route.entry(e)));
+                }
             }
         }
         for &s in &order {
@@ -114,6 +127,34 @@ pub(crate) fn compute_routes(
         }
     }
     reach
+}
+
+/// Per host, its edge switch's index among the switches with hosts (in switch order) and the
+/// switch's port to it; a host linked to another host gets the index past the last edge.
+fn attachments(nodes: &[Node], n_hosts: usize, edge: &[Vec<(usize, PortIdx)>]) -> Attachments {
+    let mut edge_index = vec![u32::MAX; nodes.len()];
+    let mut n_edges = 0u32;
+    for (t, hosts) in edge.iter().enumerate().skip(n_hosts) {
+        if !hosts.is_empty() {
+            edge_index[t] = n_edges;
+            n_edges += 1;
+        }
+    }
+    (nodes[..n_hosts].iter())
+        .map(|node| {
+            let port = &node.ports()[0];
+            match edge_index[port.peer_node as usize] {
+                u32::MAX => Attach {
+                    edge: n_edges,
+                    port: 0,
+                },
+                e => Attach {
+                    edge: e,
+                    port: port.peer_port,
+                },
+            }
+        })
+        .collect()
 }
 
 /// Breadth-first search over switches from `t`: `dist` (all `u32::MAX` on entry) gets the
@@ -161,9 +202,14 @@ mod tests {
         let neighbours: Vec<Vec<u32>> = (nodes.iter())
             .map(|nd| nd.ports().iter().map(|p| p.peer_node).collect())
             .collect();
+        // Each host its own "edge", so the table is the per-host one it was.
+        let attach: Vec<Attach> = (0..n_hosts as u32)
+            .map(|edge| Attach { edge, port: 0 })
+            .collect();
+        let attach: Attachments = attach.into();
         let mut tables: Vec<Forwarding> = (n_hosts..n)
             .map(|s| {
-                let mut f = Forwarding::new(n_hosts);
+                let mut f = Forwarding::new(attach.clone(), n_hosts);
                 if routing.multipath == Multipath::Ecmp {
                     f.enable_ecmp(routing.ecmp_key, mix(mix(seed) ^ ECMP_SALT_TAG ^ s as u64));
                 }

@@ -1,0 +1,63 @@
+"""Fabrics at scale, as a user meets them: a run says what it is doing while the network is
+built, a bar figure of thousands of hosts is drawn ranked (fast) while a small one keeps its
+bars, and the fabric presets run."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from matplotlib.patches import Rectangle
+
+import cnsim
+from cnsim import _native
+from cnsim.plots.ranked import MANY_BARS
+
+FAT_TREE_8 = """
+name = "ft8"
+duration_s = 0.0005
+[topology]
+kind = "fat_tree"
+k = 8
+[[traffic]]
+kind = "bernoulli"
+hosts = "all"
+dst = "uniform"
+load = 0.3
+"""
+
+
+def test_a_run_names_its_stages() -> None:
+    stages: list[str] = []
+    fractions: list[float] = []
+    _native.run(FAT_TREE_8, progress=fractions.append, stage=stages.append)
+    assert stages == ["building the network", "simulating"]
+    assert fractions, "the run reported progress once simulating"
+
+
+def test_many_sources_are_drawn_ranked_and_few_as_bars() -> None:
+    many = cnsim.run(FAT_TREE_8)
+    senders = len(many.per_source)
+    assert senders == 128 > MANY_BARS
+    start = time.perf_counter()
+    fig = many.figure("per_source_throughput")
+    assert time.perf_counter() - start < 10.0
+    (ax,) = fig.get_axes()
+    assert not [p for p in ax.patches if isinstance(p, Rectangle) and p.get_width() < 1]
+    (line,) = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == senders]
+    heights = np.asarray(line.get_ydata(), dtype=float)
+    assert (np.diff(heights) <= 0).all(), "ranked, largest first"
+    assert "ranked" in ax.get_xlabel()
+    few = cnsim.run(FAT_TREE_8, set={"topology.k": 4})
+    (ax,) = few.figure("per_source_throughput").get_axes()
+    bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(bars) == len(few.per_source) == 16, "one bar per source, as before"
+
+
+def test_the_fabric_presets_run_briefly() -> None:
+    small = cnsim.run("leafspine-websearch", set={"duration_s": 0.003})
+    assert small.summary["flows"]["started"] > 0
+    assert len(small.summary["per_source"]) == 128
+    big = cnsim.run("meta-fabric-6144", set={"duration_s": 0.0002})
+    assert len(big.summary["per_source"]) == 6144
+    assert big.summary["frames"]["conserved"] is True
