@@ -4,6 +4,8 @@
 //! do; this file is the glue that makes their frames and timer events:
 //!
 //! - `roce.rs`: RoCEv2 reliable connection with go-back-N (the DCQCN and IRN papers' model).
+//! - `tcp.rs`: TCP's loss recovery (NewReno, optional SACK, RTO, delayed ACKs), with
+//!   `newreno.rs` its default congestion window, which the glue holds and gates it on.
 //!
 //! The glue: a sender's frames are cut when the NIC serves the flow's VOQ, at the rate the NIC
 //! and its limiter allow; an ACK or NACK goes to the sender's state machine; a lazy
@@ -12,7 +14,9 @@
 //! sender (unpaced, like a scheme's probe), then queued, paused and dropped in the switches
 //! like data. Nothing here names a scheme.
 
+mod newreno;
 mod roce;
+mod tcp;
 
 use rustc_hash::FxHashMap;
 
@@ -21,7 +25,7 @@ use crate::engine::{EventKind, NodeIdx};
 use crate::flows::FlowState;
 use crate::net::frame::{AckFields, FlowId, Frame, HostId, Payload};
 use crate::net::Ctx;
-use crate::scenario::{FlowService, RoceParams, Transport};
+use crate::scenario::{FlowService, RoceParams, TcpParams, Transport};
 use crate::stats::ControlKind;
 use crate::time::SimTime;
 
@@ -29,12 +33,15 @@ use crate::time::SimTime;
 pub(crate) struct Transports {
     pub(crate) roce: RoceParams,
     rto: SimTime,
+    tcp: TcpParams,
+    tcp_rto: tcp::RtoBounds,
+    delayed_ack: SimTime,
     sending: FxHashMap<FlowId, Sending>,
     receiving: FxHashMap<FlowId, ReceiverQp>,
 }
 
 /// A flow's sender: its transport's state machine and the glue's timer and VOQ bookkeeping.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Sending {
     tx: SenderQp,
     /// The retransmission timer expires at this time unless ACKs move it.
@@ -47,15 +54,37 @@ struct Sending {
 }
 
 /// The sender's state machine of each transport.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum SenderQp {
     GoBackN(roce::GoBackN),
+    /// Boxed: a TCP sender (its SACK scoreboard, RTO and window) is larger than RoCE's.
+    Tcp(Box<TcpQp>),
+}
+
+/// A TCP flow's sender and the congestion controller whose window gates it (NewReno, TCP's
+/// default).
+#[derive(Clone, Debug)]
+struct TcpQp {
+    tx: tcp::TcpSender,
+    cc: newreno::NewReno,
 }
 
 /// The receiver's state machine of each transport.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum ReceiverQp {
     InOrder(roce::InOrder),
+    Tcp(Box<tcp::TcpReceiver>),
+}
+
+/// What a receiver did with a data packet, as the glue acts on it.
+#[derive(Clone, Copy, Debug)]
+struct Received {
+    /// Packets released to the application in order, from the one that arrived.
+    released: u32,
+    complete: bool,
+    reply: Option<Reply>,
+    /// Set the delayed-ACK timer for this time.
+    arm_timer: Option<SimTime>,
 }
 
 /// A packet the sender sends.
@@ -85,6 +114,10 @@ pub(crate) struct AckSeen {
 pub(crate) enum LossSignal {
     /// The receiver reported a gap (RoCE's and IRN's NACK).
     Nack,
+    /// Duplicate ACKs or the SACK scoreboard revealed a loss (TCP's fast retransmit).
+    FastRetransmit,
+    /// The retransmission timer expired.
+    Timeout,
 }
 
 /// What an ACK or NACK did at the sender.
@@ -136,54 +169,134 @@ pub(crate) struct RxOutcome {
 }
 
 impl SenderQp {
-    fn for_flow(_transport: Transport, packets: u32) -> SenderQp {
-        SenderQp::GoBackN(roce::GoBackN::new(packets))
+    fn for_flow(
+        transport: Transport,
+        packets: u32,
+        tcp: &TcpParams,
+        bounds: tcp::RtoBounds,
+    ) -> SenderQp {
+        match transport {
+            Transport::Tcp => SenderQp::Tcp(Box::new(TcpQp {
+                tx: tcp::TcpSender::new(packets, tcp.sack, tcp.dupack_threshold, bounds),
+                cc: newreno::NewReno::new(tcp.initial_cwnd_packets),
+            })),
+            _ => SenderQp::GoBackN(roce::GoBackN::new(packets)),
+        }
     }
 
     fn next_packet(&mut self) -> Option<Sent> {
         match self {
             SenderQp::GoBackN(s) => s.next_packet(),
+            SenderQp::Tcp(s) => s.tx.next_packet(),
         }
     }
 
+    /// `next_packet` would give a packet now. The window gate: a windowed sender cuts a
+    /// packet only while its packets in flight are fewer than its controller's window (or a
+    /// retransmission is due that no window gates).
     fn has_more(&self) -> bool {
         match self {
             SenderQp::GoBackN(s) => s.has_more(),
+            SenderQp::Tcp(s) => {
+                s.tx.has_forced() || (s.tx.has_data() && s.tx.in_flight() < s.cc.window_packets())
+            }
         }
     }
 
-    fn on_ack(&mut self, ack: &AckSeen) -> AckOutcome {
+    /// An ACK or NACK; `fields` and `now` give TCP its SACK block and RTT sample. The
+    /// congestion controller hears what the sender found.
+    fn on_ack(&mut self, ack: &AckSeen, fields: &AckFields, now: SimTime) -> AckOutcome {
         match self {
             SenderQp::GoBackN(s) => s.on_ack(ack),
+            SenderQp::Tcp(s) => {
+                let flight = s.tx.flight_size();
+                let was_recovering = s.tx.in_recovery();
+                let out = s.tx.on_ack(&tcp::TcpAck {
+                    cumulative: ack.cumulative,
+                    sacked: fields.sacked,
+                    rtt: now.saturating_sub(fields.echo),
+                });
+                if let Some(loss) = out.loss {
+                    s.cc.on_loss(loss, flight);
+                } else if was_recovering && !s.tx.in_recovery() {
+                    s.cc.on_recovery_end();
+                } else {
+                    s.cc.on_ack(out.newly_acked);
+                }
+                out
+            }
         }
     }
 
     fn on_timeout(&mut self) {
         match self {
             SenderQp::GoBackN(s) => s.on_timeout(),
+            SenderQp::Tcp(s) => {
+                let flight = s.tx.flight_size();
+                s.tx.on_timeout();
+                s.cc.on_loss(LossSignal::Timeout, flight);
+            }
         }
     }
 
     fn is_complete(&self) -> bool {
         match self {
             SenderQp::GoBackN(s) => s.is_complete(),
+            SenderQp::Tcp(s) => s.tx.is_complete(),
+        }
+    }
+
+    /// The retransmission timeout now: RoCE's fixed one, TCP's from its RTT samples.
+    fn rto(&self, fixed: SimTime) -> SimTime {
+        match self {
+            SenderQp::GoBackN(_) => fixed,
+            SenderQp::Tcp(s) => s.tx.rto(),
         }
     }
 }
 
 impl ReceiverQp {
-    fn for_flow(_transport: Transport) -> ReceiverQp {
-        ReceiverQp::InOrder(roce::InOrder::default())
+    fn for_flow(transport: Transport) -> ReceiverQp {
+        match transport {
+            Transport::Tcp => ReceiverQp::Tcp(Box::new(tcp::TcpReceiver::new())),
+            _ => ReceiverQp::InOrder(roce::InOrder::default()),
+        }
     }
 
-    fn on_data(&mut self, psn: u32, packets: u32, ack_every: u32) -> RxOutcome {
+    /// Data packet `psn` (sent at `echo`) arrived at `now`.
+    fn on_data(
+        &mut self,
+        psn: u32,
+        packets: u32,
+        tp: &Transports,
+        echo: SimTime,
+        now: SimTime,
+    ) -> Received {
         match self {
-            ReceiverQp::InOrder(r) => r.on_data(psn, packets, ack_every),
+            ReceiverQp::InOrder(r) => {
+                let o = r.on_data(psn, packets, tp.roce.ack_every);
+                Received {
+                    released: o.accepted as u32,
+                    complete: o.complete,
+                    reply: o.reply,
+                    arm_timer: None,
+                }
+            }
+            ReceiverQp::Tcp(r) => {
+                let o = r.on_data(psn, packets, echo, now, tp.delayed_ack);
+                Received {
+                    released: o.released,
+                    complete: o.complete,
+                    reply: o.reply,
+                    arm_timer: o.arm_timer,
+                }
+            }
         }
     }
 }
 
-/// The packets a flow is cut into, and the bytes of packet `psn`.
+/// The packets a flow is cut into, and the bytes of packet `psn`, and of packets
+/// `psn..psn + count`.
 fn packets(f: &FlowState) -> u32 {
     f.row.size_bytes.div_ceil(f.row.frame_bytes as u64) as u32
 }
@@ -193,13 +306,38 @@ fn packet_bytes(f: &FlowState, psn: u32) -> u32 {
     (f.row.size_bytes - offset).min(f.row.frame_bytes as u64) as u32
 }
 
+fn packets_bytes(f: &FlowState, psn: u32, count: u32) -> u32 {
+    let mss = f.row.frame_bytes as u64;
+    let end = ((psn + count) as u64 * mss).min(f.row.size_bytes);
+    (end - psn as u64 * mss) as u32
+}
+
 impl Transports {
     pub(crate) fn new(roce: RoceParams) -> Transports {
         Transports {
             roce,
             rto: SimTime::from_secs_f64(roce.rto_s),
+            tcp: TcpParams::default(),
+            tcp_rto: tcp_rto(&TcpParams::default()),
+            delayed_ack: SimTime::ZERO,
             sending: FxHashMap::default(),
             receiving: FxHashMap::default(),
+        }
+    }
+
+    /// With TCP's parameters (the defaults otherwise).
+    pub(crate) fn with_tcp(mut self, tcp: TcpParams) -> Transports {
+        self.tcp = tcp;
+        self.tcp_rto = tcp_rto(&tcp);
+        self.delayed_ack = SimTime::from_secs_f64(tcp.delayed_ack_s);
+        self
+    }
+
+    /// The ACK size of `transport`'s flows.
+    fn ack_bytes(&self, transport: Transport) -> u32 {
+        match transport {
+            Transport::Tcp => self.tcp.ack_bytes,
+            _ => self.roce.ack_bytes,
         }
     }
 
@@ -207,6 +345,14 @@ impl Transports {
     #[cfg(test)]
     pub(crate) fn active(&self) -> (usize, usize) {
         (self.sending.len(), self.receiving.len())
+    }
+}
+
+fn tcp_rto(p: &TcpParams) -> tcp::RtoBounds {
+    tcp::RtoBounds {
+        initial: SimTime::from_secs_f64(p.initial_rto_s),
+        min: SimTime::from_secs_f64(p.min_rto_s),
+        max: SimTime::from_secs_f64(p.max_rto_s),
     }
 }
 
@@ -224,8 +370,9 @@ pub(super) fn next_frame(
     let f = &mut ctx.flows.flows[id as usize];
     let n = packets(f);
     let transport = f.row.transport;
+    let (tcp, bounds) = (&tp.tcp, tp.tcp_rto);
     let qp = tp.sending.entry(id).or_insert_with(|| Sending {
-        tx: SenderQp::for_flow(transport, n),
+        tx: SenderQp::for_flow(transport, n, tcp, bounds),
         deadline: SimTime::MAX,
         timer_at: SimTime::MAX,
         in_voq: true,
@@ -242,7 +389,7 @@ pub(super) fn next_frame(
     let finished = !qp.tx.has_more();
     qp.in_voq = !finished;
     if qp.timer_at == SimTime::MAX {
-        qp.deadline = now + tp.rto;
+        qp.deadline = now + qp.tx.rto(tp.rto);
         qp.timer_at = qp.deadline;
         let ev = EventKind::TransportTimer { node: me, flow: id };
         ctx.q.schedule(qp.deadline, ev);
@@ -264,9 +411,9 @@ impl Host {
         let Some(qp) = tp.sending.get_mut(&id) else {
             return; // the flow has completed: a late ACK
         };
-        let kind = match frame.payload {
-            Payload::Ack(_) => ReplyKind::Ack,
-            Payload::Nack(_) => ReplyKind::Nack,
+        let (kind, fields) = match frame.payload {
+            Payload::Ack(f) => (ReplyKind::Ack, f),
+            Payload::Nack(f) => (ReplyKind::Nack, f),
             _ => return,
         };
         let seen = AckSeen {
@@ -274,8 +421,15 @@ impl Host {
             cumulative: frame.seq,
         };
         let now = ctx.q.now();
-        if qp.tx.on_ack(&seen).newly_acked > 0 {
-            qp.deadline = now + tp.rto;
+        if qp.tx.on_ack(&seen, &fields, now).newly_acked > 0 {
+            qp.deadline = now + qp.tx.rto(tp.rto);
+            if qp.deadline < qp.timer_at {
+                // The RTO shrank (TCP's first RTT sample replaces its initial RTO): a new
+                // event for the earlier deadline; the later one finds itself stale.
+                qp.timer_at = qp.deadline;
+                let ev = EventKind::TransportTimer { node: me, flow: id };
+                ctx.q.schedule(qp.deadline, ev);
+            }
         }
         if qp.tx.is_complete() {
             tp.sending.remove(&id);
@@ -283,9 +437,14 @@ impl Host {
             self.forget_flow_in_voq(id, frame.src);
             return;
         }
-        if qp.tx.has_more() && !qp.in_voq {
+        let has_more = qp.tx.has_more();
+        if has_more && !qp.in_voq {
             qp.in_voq = true;
             self.requeue_flow(me, id, frame.src, ctx);
+        } else if !has_more && qp.in_voq {
+            // A window that closed (a loss halved it): out of the VOQ until ACKs open it.
+            qp.in_voq = false;
+            self.forget_flow_in_voq(id, frame.src);
         }
     }
 
@@ -311,7 +470,7 @@ impl Host {
             // Timeout: go back to the first unacknowledged packet.
             ctx.flows.flows[id as usize].timeouts += 1;
             qp.tx.on_timeout();
-            qp.deadline = now + rto;
+            qp.deadline = now + qp.tx.rto(rto);
             qp.timer_at = qp.deadline;
             requeue = !qp.in_voq;
             qp.in_voq = true;
@@ -357,7 +516,6 @@ impl Host {
         let Some(tp) = self.transports.as_deref_mut() else {
             return;
         };
-        let ack_every = tp.roce.ack_every;
         let f = &ctx.flows.flows[id as usize];
         let n = packets(f);
         let reply = if f.end.is_some() {
@@ -365,16 +523,21 @@ impl Host {
             Some(Reply::ack(n, frame.seq))
         } else {
             let transport = f.row.transport;
-            let rx = tp
+            let mut rx = tp
                 .receiving
-                .entry(id)
-                .or_insert_with(|| ReceiverQp::for_flow(transport));
-            let outcome = rx.on_data(frame.seq, n, ack_every);
-            if outcome.complete {
-                tp.receiving.remove(&id);
+                .remove(&id)
+                .unwrap_or_else(|| ReceiverQp::for_flow(transport));
+            let outcome = rx.on_data(frame.seq, n, tp, frame.born, now);
+            if !outcome.complete {
+                tp.receiving.insert(id, rx);
             }
-            if outcome.accepted {
-                ctx.flows.on_delivered(id, frame.bytes, now);
+            if let Some(at) = outcome.arm_timer {
+                ctx.q
+                    .schedule(at, EventKind::TransportAckTimer { node: me, flow: id });
+            }
+            if outcome.released > 0 {
+                let bytes = packets_bytes(f, frame.seq, outcome.released);
+                ctx.flows.on_delivered(id, bytes, now);
             }
             outcome.reply
         };
@@ -383,25 +546,72 @@ impl Host {
         }
     }
 
+    /// The delayed-ACK timer of TCP flow `id` at its receiver
+    /// (`EventKind::TransportAckTimer`): the pending ACK if it is due, or the timer again.
+    #[inline(never)]
+    pub(crate) fn on_transport_ack_timer(&mut self, me: NodeIdx, id: FlowId, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let Some(tp) = self.transports.as_deref_mut() else {
+            return;
+        };
+        let Some(ReceiverQp::Tcp(rx)) = tp.receiving.get_mut(&id) else {
+            return; // completed since (its last packet was ACKed at once)
+        };
+        let (due, again) = rx.on_ack_timer(now);
+        if let Some(at) = again {
+            ctx.q
+                .schedule(at, EventKind::TransportAckTimer { node: me, flow: id });
+        }
+        if let Some((reply, echo)) = due {
+            let row = &ctx.flows.flows[id as usize].row;
+            let (to, priority) = (row.src, row.priority);
+            let fields = AckFields {
+                echo,
+                sacked: reply.sacked,
+                ece: false,
+            };
+            self.queue_transport_ack(me, id, to, priority, fields, reply, ctx);
+        }
+    }
+
     /// Queues an ACK or NACK for `about`'s flow towards its sender, in the flow's class: it
     /// echoes the data frame's send time (an RTT sample) and its ECN mark.
     fn send_transport_ack(&mut self, me: NodeIdx, about: &Frame, reply: Reply, ctx: &mut Ctx) {
-        let bytes = self.transports.as_ref().map_or(64, |t| t.roce.ack_bytes);
         let fields = AckFields {
             echo: about.born,
             sacked: reply.sacked,
             ece: about.ecn_ce,
         };
+        let (id, to, priority) = (about.flow_id, about.src, about.priority);
+        self.queue_transport_ack(me, id, to, priority, fields, reply, ctx);
+    }
+
+    /// Queues an ACK or NACK of flow `id` towards its sender `to`, in class `priority`.
+    #[allow(clippy::too_many_arguments)]
+    fn queue_transport_ack(
+        &mut self,
+        me: NodeIdx,
+        id: FlowId,
+        to: HostId,
+        priority: u8,
+        fields: AckFields,
+        reply: Reply,
+        ctx: &mut Ctx,
+    ) {
+        let transport = ctx.flows.flows[id as usize].row.transport;
+        let bytes = self
+            .transports
+            .as_ref()
+            .map_or(64, |t| t.ack_bytes(transport));
         let (payload, counter) = match reply.kind {
             ReplyKind::Ack => (Payload::Ack(fields), ControlKind::Ack),
             ReplyKind::Nack => (Payload::Nack(fields), ControlKind::Nack),
         };
         ctx.counters.control(counter, bytes);
-        let to = about.src;
         let mut ack = Frame::control(payload, self.id, to, to, bytes, ctx.q.now());
-        ack.flow_id = about.flow_id;
+        ack.flow_id = id;
         ack.seq = reply.cumulative;
-        ack.priority = about.priority;
+        ack.priority = priority;
         let slot = self.slot_of(to, ctx);
         let voq = &mut self.voqs[slot as usize];
         if !voq.has_work() {
