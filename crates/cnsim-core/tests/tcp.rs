@@ -96,11 +96,11 @@ fn a_lost_tail_is_resent_by_the_rto_which_backs_off() {
     );
 }
 
-/// A lone packet lost before any RTT sample waits for the initial RTO.
+/// A lone packet lost before any RTT sample waits for the initial RTO (above min_rto).
 #[test]
 fn before_any_rtt_sample_the_initial_rto_holds() {
     let extra = "[transport]\ndrop = [{ flow = 0, psn = 0 }]\n\
-                 [transport.tcp]\ninitial_rto_s = 3e-3\n";
+                 [transport.tcp]\ninitial_rto_s = 3e-3\nmin_rto_s = 1e-3\n";
     let r = run(&line(1000, extra));
     let f = &r.flows;
     assert_eq!(f.timeouts[0], 1);

@@ -630,7 +630,7 @@ mod tests {
     use crate::net::link_loss::LinkLoss;
     use crate::net::Node;
     use crate::rng::{stream, StreamKind};
-    use crate::scenario::Transport;
+    use crate::scenario::{TcpParams, Transport};
     use crate::testkit::TestNet;
     use crate::traffic::flows::FlowRow;
 
@@ -698,6 +698,72 @@ mod tests {
         assert_eq!(f.retransmitted_frames, 4);
         assert!(f.end.is_some() && f.sender_end > f.end);
         // Per-flow state lives only while the flow is active.
+        for node in 0..2 {
+            let tp = tn.host(node).transports.as_ref().expect("made above");
+            assert_eq!(tp.active(), (0, 0));
+        }
+    }
+
+    /// Host a sends one tcp flow of 20 full frames to b (10 Gb/s, 1 us: an RTT of 3.25 us,
+    /// under 3 frame times, so the initial window of 10 never stalls it); no SACK: NewReno
+    /// from duplicate ACKs alone; a's link loses the first transmission of packet 5.
+    /// Packets 6..10 each bring a duplicate ACK 5. The third (from 8) arrives at 12.85 us
+    /// while a sends 10 (12.0-13.2 us): fast retransmit, ssthresh = cwnd = FlightSize / 2 =
+    /// (11 - 5) / 2 = 3; packet 5 goes at once after 10 (forced). When it has left (14.4
+    /// us), four duplicates are counted out of the pipe: 6 - 4 = 2 < 3, so 11 follows. ACK 11
+    /// (5's) covers the recover point 11: recovery ends, cwnd = 3, above the 3-frame RTT.
+    #[test]
+    fn newreno_fast_recovery_on_a_single_drop() {
+        let mut tn = TestNet::two_hosts(Scheme::None);
+        tn.net.flows = FlowTable::new(vec![FlowRow {
+            start_s: 0.0,
+            src: 0,
+            dst: 1,
+            size_bytes: 20 * 1500,
+            priority: 0,
+            frame_bytes: 1500,
+            transport: Transport::Tcp,
+        }]);
+        let tcp = TcpParams {
+            sack: false,
+            ..TcpParams::default()
+        };
+        for node in 0..2 {
+            let tp = Transports::new(RoceParams::default()).with_tcp(tcp);
+            tn.host(node).transports = Some(Box::new(tp));
+        }
+        let mut loss = LinkLoss::new(0.0, stream(1, StreamKind::Misc, 0));
+        loss.drop_once(0, 5);
+        tn.host(0).port.loss = Some(Box::new(loss));
+        tn.at(SimTime::ZERO, |net| {
+            net.flows.started = 1;
+            let (nodes, mut ctx) = net.ctx();
+            if let Node::Host(h) = &mut nodes[0] {
+                h.start_flow(0, 0, 1, &mut ctx);
+            }
+        });
+        let (mut from_a, mut from_b): (Seen, Seen) = (Vec::new(), Vec::new());
+        tn.run_until(SimTime::from_micros(200), |net, ev| {
+            if let EventKind::Arrive { node, port } = *ev {
+                let f = net.nodes[node as usize].ports()[port as usize]
+                    .pipe_head()
+                    .expect("an arrival has a frame");
+                let seen = if node == 0 { &mut from_a } else { &mut from_b };
+                seen.push((kind(&f.payload), f.seq));
+            }
+        });
+        let psns: Vec<u32> = from_a.iter().map(|&(_, s)| s).collect();
+        let mut want: Vec<u32> = (0..=10).collect();
+        want.push(5);
+        want.extend(11..20);
+        assert_eq!(psns, want);
+        let acks: Vec<u32> = from_b.iter().map(|&(_, s)| s).collect();
+        let mut want = vec![1, 2, 3, 4, 5, 5, 5, 5, 5, 5];
+        want.extend(11..=20);
+        assert_eq!(acks, want);
+        let f = &tn.net.flows.flows[0];
+        assert_eq!((f.retransmitted_frames, f.timeouts), (1, 0));
+        assert_eq!(f.delivered_bytes, 20 * 1500);
         for node in 0..2 {
             let tp = tn.host(node).transports.as_ref().expect("made above");
             assert_eq!(tp.active(), (0, 0));

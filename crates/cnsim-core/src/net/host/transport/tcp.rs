@@ -127,14 +127,15 @@ impl Rto {
         self.backoff = 0;
     }
 
-    /// RTO = max(min, SRTT + 4 RTTVAR) (2.2-2.4; the clock granularity G is 0 here), doubled
-    /// per backoff, at most `max`.
+    /// RTO = max(min, SRTT + 4 RTTVAR) (2.2-2.4; the clock granularity G is 0 here), or
+    /// max(min, the initial RTO) before a sample, doubled per backoff, at most `max`.
     fn current(&self) -> SimTime {
         let base = if self.srtt == 0 {
             self.bounds.initial
         } else {
-            SimTime(self.srtt + 4 * self.rttvar).max(self.bounds.min)
-        };
+            SimTime(self.srtt + 4 * self.rttvar)
+        }
+        .max(self.bounds.min);
         let backed = base.ps().saturating_mul(1u64 << self.backoff.min(40));
         SimTime(backed).min(self.bounds.max)
     }
