@@ -249,3 +249,21 @@ fn bad_tcp_fields_are_errors_naming_the_field() {
         assert!(e.to_string().contains(path), "{field}: {e}");
     }
 }
+
+/// The table in docs/transport.md: `cargo test --release --test tcp -- --ignored`.
+#[test]
+#[ignore]
+fn mathis_table_for_the_docs() {
+    for (p, packets) in [
+        (1e-4, 1_500_000),
+        (3e-4, 500_000),
+        (1e-3, 150_000),
+        (3e-3, 60_000),
+        (1e-2, 20_000),
+    ] {
+        let runs: Vec<(f64, u32)> = (1..=3).map(|s| mathis_ratio(p, packets, s)).collect();
+        let ratios: Vec<String> = runs.iter().map(|r| format!("{:.3}", r.0)).collect();
+        let timeouts: Vec<u32> = runs.iter().map(|r| r.1).collect();
+        println!("| {p:e} | {packets} | {} | {timeouts:?} |", ratios.join(", "));
+    }
+}
