@@ -216,16 +216,17 @@ fn mathis_ratio(p: f64, packets: u64, seed: u64) -> (f64, u32) {
     (goodput / mathis, f.timeouts[0])
 }
 
-/// The measured ratio (docs/transport.md) is about 0.8-0.9 at these p; random (not periodic)
-/// losses and the first slow start put it below 1, timeouts lower it as p grows. The band
-/// [0.6, 1.2] is Mathis et al.'s own: their simulations of SACK TCP under random loss lie
-/// within about a third below the formula's constant in its range of validity.
+/// The expected ratio is 1.31 / 1.22 = 1.07: Mathis et al.'s constant for random (not
+/// periodic) loss without delayed ACKs over the periodic sqrt(3/2). Fifteen runs (p = 1e-4
+/// to 1e-2, three seeds each, docs/transport.md) gave 1.01-1.19, mean 1.08, standard
+/// deviation 0.055 from run to run (a finite number of loss events). The band is 1.07 +-
+/// 0.2, about 3.5 of those deviations: a run outside it is not the law.
 #[test]
 fn a_long_flows_throughput_follows_the_square_root_law() {
     for (p, packets) in [(1e-2, 20_000), (1e-3, 60_000)] {
         let (ratio, timeouts) = mathis_ratio(p, packets, 7);
         eprintln!("p = {p}: ratio {ratio:.3}, {timeouts} timeouts");
-        assert!((0.6..=1.2).contains(&ratio), "p = {p}: ratio {ratio}");
+        assert!((0.87..=1.27).contains(&ratio), "p = {p}: ratio {ratio}");
     }
 }
 
@@ -264,6 +265,9 @@ fn mathis_table_for_the_docs() {
         let runs: Vec<(f64, u32)> = (1..=3).map(|s| mathis_ratio(p, packets, s)).collect();
         let ratios: Vec<String> = runs.iter().map(|r| format!("{:.3}", r.0)).collect();
         let timeouts: Vec<u32> = runs.iter().map(|r| r.1).collect();
-        println!("| {p:e} | {packets} | {} | {timeouts:?} |", ratios.join(", "));
+        println!(
+            "| {p:e} | {packets} | {} | {timeouts:?} |",
+            ratios.join(", ")
+        );
     }
 }

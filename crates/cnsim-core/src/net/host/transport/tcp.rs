@@ -524,6 +524,13 @@ mod tests {
             .collect()
     }
 
+    /// The per-flow memory docs/transport.md states (a 64-bit target).
+    #[test]
+    fn state_sizes() {
+        assert_eq!(std::mem::size_of::<TcpSender>(), 128, "sender");
+        assert_eq!(std::mem::size_of::<TcpReceiver>(), 80, "receiver");
+    }
+
     #[test]
     fn psn_set_slides_and_counts() {
         let mut s = PsnSet::default();
