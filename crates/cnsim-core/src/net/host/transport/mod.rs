@@ -263,18 +263,19 @@ impl ReceiverQp {
         }
     }
 
-    /// Data packet `psn` (sent at `echo`) arrived at `now`.
+    /// Data packet `psn` (sent at `echo`) arrived at `now`; `acking` is RoCE's `ack_every`
+    /// and TCP's delayed-ACK time.
     fn on_data(
         &mut self,
         psn: u32,
         packets: u32,
-        tp: &Transports,
+        acking: (u32, SimTime),
         echo: SimTime,
         now: SimTime,
     ) -> Received {
         match self {
             ReceiverQp::InOrder(r) => {
-                let o = r.on_data(psn, packets, tp.roce.ack_every);
+                let o = r.on_data(psn, packets, acking.0);
                 Received {
                     released: o.accepted as u32,
                     complete: o.complete,
@@ -283,7 +284,7 @@ impl ReceiverQp {
                 }
             }
             ReceiverQp::Tcp(r) => {
-                let o = r.on_data(psn, packets, echo, now, tp.delayed_ack);
+                let o = r.on_data(psn, packets, echo, now, acking.1);
                 Received {
                     released: o.released,
                     complete: o.complete,
@@ -523,13 +524,14 @@ impl Host {
             Some(Reply::ack(n, frame.seq))
         } else {
             let transport = f.row.transport;
-            let mut rx = tp
+            let (ack_every, delay) = (tp.roce.ack_every, tp.delayed_ack);
+            let rx = tp
                 .receiving
-                .remove(&id)
-                .unwrap_or_else(|| ReceiverQp::for_flow(transport));
-            let outcome = rx.on_data(frame.seq, n, tp, frame.born, now);
-            if !outcome.complete {
-                tp.receiving.insert(id, rx);
+                .entry(id)
+                .or_insert_with(|| ReceiverQp::for_flow(transport));
+            let outcome = rx.on_data(frame.seq, n, (ack_every, delay), frame.born, now);
+            if outcome.complete {
+                tp.receiving.remove(&id);
             }
             if let Some(at) = outcome.arm_timer {
                 ctx.q
