@@ -63,6 +63,8 @@ pub(crate) enum EventKind {
     },
     /// A transported flow's retransmission timer at its sender (`net/host/transport/`).
     TransportTimer { node: NodeIdx, flow: u32 },
+    /// A TCP flow's delayed-ACK timer at its receiver (`net/host/transport/`).
+    TransportAckTimer { node: NodeIdx, flow: u32 },
     /// A scheduled service-rate change; index into the simulation's rate-change table.
     RateChange(u32),
     /// Periodic probe.

@@ -235,6 +235,30 @@ pub(crate) struct FlowSummary {
     pub retransmitted_bytes: u64,
     /// Retransmission timeouts, over all flows.
     pub timeouts: u64,
+    /// With transported flows only (absent otherwise): the completed flows' bytes x 8 over
+    /// the span from the first start to the last completion (an incast's block goodput).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_bps: Option<f64>,
+}
+
+/// Completed bytes x 8 / (last completion - first start), for runs with a transported flow
+/// that completed (its sender has an end); None otherwise, so open-loop outputs are unchanged.
+fn aggregate_goodput_bps(r: &FlowRecords) -> Option<f64> {
+    if r.sender_end_s.iter().all(|x| x.is_nan()) {
+        return None;
+    }
+    let first_start = r.start_s.iter().copied().fold(f64::INFINITY, f64::min);
+    let last_end = r
+        .end_s
+        .iter()
+        .copied()
+        .filter(|x| !x.is_nan())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let bytes: u64 = (r.size_bytes.iter().zip(&r.completed))
+        .filter(|(_, &c)| c)
+        .map(|(&b, _)| b)
+        .sum();
+    (last_end > first_start).then(|| bytes as f64 * 8.0 / (last_end - first_start))
 }
 
 impl FlowSummary {
@@ -274,6 +298,7 @@ impl FlowSummary {
             delivered_bytes: r.delivered_bytes.iter().sum(),
             retransmitted_bytes: r.retransmitted_bytes.iter().sum(),
             timeouts: r.timeouts.iter().map(|&t| u64::from(t)).sum(),
+            goodput_bps: aggregate_goodput_bps(r),
         })
     }
 }

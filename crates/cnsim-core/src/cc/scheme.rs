@@ -158,6 +158,8 @@ pub(crate) struct AckEvent {
 pub(crate) enum LossSignal {
     /// The receiver reported a gap (RoCE's and IRN's NACK).
     Nack,
+    /// Duplicate ACKs or the SACK scoreboard revealed a loss (TCP's fast retransmit).
+    FastRetransmit,
     /// The retransmission timer expired.
     Timeout,
 }

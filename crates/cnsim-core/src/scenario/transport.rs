@@ -1,4 +1,4 @@
-//! End-host transports in the scenario: `transport = "none" | "roce"` on a flow entry, the
+//! End-host transports in the scenario: `transport = "none" | "roce" | "tcp"` on a flow entry, the
 //! `[transport]` table (each transport's parameters, and the explicit drop list for tests).
 //! The run-time state machines are in `net/host/transport/`; the reference is docs/transport.md.
 
@@ -20,6 +20,10 @@ pub(crate) enum Transport {
     /// packets, one NACK per gap, go-back-N, a retransmission timeout
     /// (`[transport.roce]`, docs/transport.md).
     Roce,
+    /// TCP with NewReno congestion control: cumulative ACKs, fast retransmit and recovery,
+    /// optional one-block SACK, an RTO from SRTT/RTTVAR, optional delayed ACKs
+    /// (`[transport.tcp]`, docs/transport.md).
+    Tcp,
 }
 
 impl Transport {
@@ -36,6 +40,9 @@ pub(crate) struct TransportSpec {
     /// resolved scenario shows the constants that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) roce: Option<RoceParams>,
+    /// TCP's parameters; filled with the defaults when a traffic entry uses tcp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tcp: Option<TcpParams>,
     /// Data frames lost on purpose on their sender's link: the first transmission of packet
     /// `psn` of flow `flow` (a transported flow's id, its index in start order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -74,15 +81,100 @@ impl Default for RoceParams {
     }
 }
 
+/// `[transport.tcp]` (docs/transport.md gives each default's source). Counts are in packets
+/// of the flow's `frame_bytes` (its MSS).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct TcpParams {
+    /// The RTO's floor (Linux: 200 ms; data-center studies use about 1 ms or less).
+    pub(crate) min_rto_s: f64,
+    /// The RTO's ceiling after exponential backoff (RFC 6298 2.5: at least 60 s).
+    pub(crate) max_rto_s: f64,
+    /// The RTO before the first RTT sample (RFC 6298 2.1: 1 s).
+    pub(crate) initial_rto_s: f64,
+    /// The congestion window at the start, in packets (RFC 6928: 10).
+    pub(crate) initial_cwnd_packets: u32,
+    /// The longest an in-order ACK waits for a second packet; 0: ACK every packet.
+    pub(crate) delayed_ack_s: f64,
+    /// The receiver reports the packet that triggered each ACK and the sender keeps a SACK
+    /// scoreboard (RFC 2018, RFC 6675); false: NewReno from duplicate ACKs alone (RFC 6582).
+    pub(crate) sack: bool,
+    /// Size of ACK frames on the wire.
+    pub(crate) ack_bytes: u32,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681: 3).
+    pub(crate) dupack_threshold: u32,
+}
+
+impl Default for TcpParams {
+    fn default() -> Self {
+        TcpParams {
+            min_rto_s: 200e-3,
+            max_rto_s: 60.0,
+            initial_rto_s: 1.0,
+            initial_cwnd_packets: 10,
+            delayed_ack_s: 0.0,
+            sack: true,
+            ack_bytes: 64,
+            dupack_threshold: 3,
+        }
+    }
+}
+
+impl TcpParams {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let c = Check {
+            path: "transport.tcp",
+        };
+        c.time_positive("min_rto_s", self.min_rto_s)?;
+        c.time_positive("initial_rto_s", self.initial_rto_s)?;
+        c.time_positive("max_rto_s", self.max_rto_s)?;
+        if self.max_rto_s < self.min_rto_s {
+            return Err(c.fail(
+                "max_rto_s",
+                format!(
+                    "must be >= min_rto_s = {} (got {})",
+                    self.min_rto_s, self.max_rto_s
+                ),
+            ));
+        }
+        if self.initial_cwnd_packets == 0 {
+            return Err(c.fail("initial_cwnd_packets", "must be >= 1 (got 0)"));
+        }
+        c.time_non_negative("delayed_ack_s", self.delayed_ack_s)?;
+        if self.delayed_ack_s > 0.5 {
+            return Err(c.fail(
+                "delayed_ack_s",
+                format!(
+                    "must be at most 0.5 (RFC 1122: an ACK is delayed less than 500 ms; got {})",
+                    self.delayed_ack_s
+                ),
+            ));
+        }
+        if !(64..=9216).contains(&self.ack_bytes) {
+            return Err(c.fail(
+                "ack_bytes",
+                format!("must be in [64, 9216] (got {})", self.ack_bytes),
+            ));
+        }
+        if self.dupack_threshold == 0 {
+            return Err(c.fail("dupack_threshold", "must be >= 1 (got 0)"));
+        }
+        Ok(())
+    }
+}
+
 impl TransportSpec {
     pub(crate) fn is_default(&self) -> bool {
         *self == TransportSpec::default()
     }
 
-    /// Shows RoCE's defaults in the resolved scenario when a traffic entry uses roce.
+    /// Shows RoCE's and TCP's defaults in the resolved scenario when a traffic entry uses roce.
     pub(crate) fn fill_defaults(&mut self, traffic: &[TrafficSpec]) {
         if traffic.iter().any(|t| t.transport == Transport::Roce) {
             self.roce.get_or_insert_with(RoceParams::default);
+        }
+        if traffic.iter().any(|t| t.transport == Transport::Tcp) {
+            self.tcp.get_or_insert_with(TcpParams::default);
         }
     }
 
@@ -101,6 +193,9 @@ impl TransportSpec {
                     format!("must be in [64, 9216] (got {})", r.ack_bytes),
                 ));
             }
+        }
+        if let Some(t) = &self.tcp {
+            t.validate()?;
         }
         Ok(())
     }

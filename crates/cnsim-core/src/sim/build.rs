@@ -256,9 +256,10 @@ fn attach_transports(
         return Ok(());
     }
     let roce = sc.transport.roce.unwrap_or_default();
+    let tcp = sc.transport.tcp.unwrap_or_default();
     for node in nodes.iter_mut() {
         if let Node::Host(h) = node {
-            h.transports = Some(Box::new(Transports::new(roce)));
+            h.transports = Some(Box::new(Transports::new(roce).with_tcp(tcp)));
         }
     }
     Ok(())

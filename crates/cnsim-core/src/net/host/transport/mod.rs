@@ -4,6 +4,8 @@
 //! do; this file is the glue that makes their frames and timer events:
 //!
 //! - `roce.rs`: RoCEv2 reliable connection with go-back-N (the DCQCN and IRN papers' model).
+//! - `tcp.rs`: TCP's loss recovery (NewReno, optional SACK, RTO, delayed ACKs), with
+//!   `newreno.rs` its default congestion window, which the glue holds and gates it on.
 //!
 //! The glue: a sender's frames are cut when the NIC serves the flow's VOQ, at the rate the NIC
 //! and its limiter allow; an ACK or NACK goes to the sender's state machine; a lazy
@@ -12,7 +14,9 @@
 //! sender (unpaced, like a scheme's probe), then queued, paused and dropped in the switches
 //! like data. Nothing here names a scheme.
 
+mod newreno;
 mod roce;
+mod tcp;
 
 use rustc_hash::FxHashMap;
 
@@ -23,7 +27,7 @@ use crate::engine::{EventKind, NodeIdx};
 use crate::flows::FlowState;
 use crate::net::frame::{AckFields, FlowId, Frame, HostId, Payload};
 use crate::net::Ctx;
-use crate::scenario::{RoceParams, Transport};
+use crate::scenario::{RoceParams, TcpParams, Transport};
 use crate::stats::ControlKind;
 use crate::time::{serialization_time, SimTime};
 
@@ -31,6 +35,9 @@ use crate::time::{serialization_time, SimTime};
 pub(crate) struct Transports {
     pub(crate) roce: RoceParams,
     rto: SimTime,
+    tcp: TcpParams,
+    tcp_rto: tcp::RtoBounds,
+    delayed_ack: SimTime,
     sending: FxHashMap<FlowId, Sending>,
     receiving: FxHashMap<FlowId, ReceiverQp>,
 }
@@ -56,15 +63,37 @@ struct Sending {
 }
 
 /// The sender's state machine of each transport.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum SenderQp {
     GoBackN(roce::GoBackN),
+    /// Boxed: a TCP sender (its SACK scoreboard, RTO and window) is larger than RoCE's.
+    Tcp(Box<TcpQp>),
+}
+
+/// A TCP flow's sender and the congestion controller whose window gates it: NewReno, TCP's
+/// default, unless the scheme has a sender controller of its own (`Sending::cc`).
+#[derive(Clone, Debug)]
+struct TcpQp {
+    tx: tcp::TcpSender,
+    cc: Option<newreno::NewReno>,
 }
 
 /// The receiver's state machine of each transport.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum ReceiverQp {
     InOrder(roce::InOrder),
+    Tcp(Box<tcp::TcpReceiver>),
+}
+
+/// What a receiver did with a data packet, as the glue acts on it.
+#[derive(Clone, Copy, Debug)]
+struct Received {
+    /// Packets released to the application in order, from the one that arrived.
+    released: u32,
+    complete: bool,
+    reply: Option<Reply>,
+    /// Set the delayed-ACK timer for this time.
+    arm_timer: Option<SimTime>,
 }
 
 /// A packet the sender sends.
@@ -138,37 +167,104 @@ pub(crate) struct RxOutcome {
 }
 
 impl SenderQp {
-    fn for_flow(_transport: Transport, packets: u32) -> SenderQp {
-        SenderQp::GoBackN(roce::GoBackN::new(packets))
+    fn for_flow(
+        transport: Transport,
+        packets: u32,
+        tcp: &TcpParams,
+        bounds: tcp::RtoBounds,
+        own_window: bool,
+    ) -> SenderQp {
+        match transport {
+            Transport::Tcp => SenderQp::Tcp(Box::new(TcpQp {
+                tx: tcp::TcpSender::new(packets, tcp.sack, tcp.dupack_threshold, bounds),
+                cc: own_window.then(|| newreno::NewReno::new(tcp.initial_cwnd_packets)),
+            })),
+            _ => SenderQp::GoBackN(roce::GoBackN::new(packets)),
+        }
     }
 
     fn next_packet(&mut self) -> Option<Sent> {
         match self {
             SenderQp::GoBackN(s) => s.next_packet(),
+            SenderQp::Tcp(s) => s.tx.next_packet(),
         }
     }
 
+    /// `next_packet` would give a packet now. The transport's own window gate: TCP cuts a
+    /// packet only while its packets in flight are fewer than NewReno's window (or a
+    /// retransmission is due that no window gates).
     fn has_more(&self) -> bool {
         match self {
             SenderQp::GoBackN(s) => s.has_more(),
+            SenderQp::Tcp(s) => {
+                let window =
+                    s.cc.as_ref()
+                        .map_or(u32::MAX, newreno::NewReno::window_packets);
+                s.tx.has_forced() || (s.tx.has_data() && s.tx.in_flight() < window)
+            }
         }
     }
 
-    fn on_ack(&mut self, ack: &AckSeen) -> AckOutcome {
+    /// A retransmission is due that no window gates (TCP's fast retransmit).
+    fn has_forced(&self) -> bool {
+        match self {
+            SenderQp::GoBackN(_) => false,
+            SenderQp::Tcp(s) => s.tx.has_forced(),
+        }
+    }
+
+    /// An ACK or NACK; `fields` and `now` give TCP its SACK block and RTT sample. The
+    /// congestion controller hears what the sender found.
+    fn on_ack(&mut self, ack: &AckSeen, fields: &AckFields, now: SimTime) -> AckOutcome {
         match self {
             SenderQp::GoBackN(s) => s.on_ack(ack),
+            SenderQp::Tcp(s) => {
+                let flight = s.tx.flight_size();
+                let was_recovering = s.tx.in_recovery();
+                let out = s.tx.on_ack(&tcp::TcpAck {
+                    cumulative: ack.cumulative,
+                    sacked: fields.sacked,
+                    rtt: now.saturating_sub(fields.echo),
+                });
+                if let Some(cc) = s.cc.as_mut() {
+                    if let Some(loss) = out.loss {
+                        cc.on_loss(loss, flight);
+                    } else if was_recovering && !s.tx.in_recovery() {
+                        cc.on_recovery_end();
+                    } else {
+                        cc.on_ack(out.newly_acked);
+                    }
+                }
+                out
+            }
         }
     }
 
     fn on_timeout(&mut self) {
         match self {
             SenderQp::GoBackN(s) => s.on_timeout(),
+            SenderQp::Tcp(s) => {
+                let flight = s.tx.flight_size();
+                s.tx.on_timeout();
+                if let Some(cc) = s.cc.as_mut() {
+                    cc.on_loss(LossSignal::Timeout, flight);
+                }
+            }
         }
     }
 
     fn is_complete(&self) -> bool {
         match self {
             SenderQp::GoBackN(s) => s.is_complete(),
+            SenderQp::Tcp(s) => s.tx.is_complete(),
+        }
+    }
+
+    /// The retransmission timeout now: RoCE's fixed one, TCP's from its RTT samples.
+    fn rto(&self, fixed: SimTime) -> SimTime {
+        match self {
+            SenderQp::GoBackN(_) => fixed,
+            SenderQp::Tcp(s) => s.tx.rto(),
         }
     }
 
@@ -176,14 +272,16 @@ impl SenderQp {
     fn in_flight(&self) -> u32 {
         match self {
             SenderQp::GoBackN(s) => s.in_flight(),
+            SenderQp::Tcp(s) => s.tx.in_flight(),
         }
     }
 }
 
 impl Sending {
-    /// The transport has a packet to send and the congestion window lets it go.
+    /// The transport has a packet to send and the congestion window lets it go (a forced
+    /// retransmission goes whatever the window).
     fn may_send(&self) -> bool {
-        self.tx.has_more() && self.window_open()
+        self.tx.has_forced() || (self.tx.has_more() && self.window_open())
     }
 
     fn window_open(&self) -> bool {
@@ -197,18 +295,48 @@ impl Sending {
 }
 
 impl ReceiverQp {
-    fn for_flow(_transport: Transport) -> ReceiverQp {
-        ReceiverQp::InOrder(roce::InOrder::default())
+    fn for_flow(transport: Transport) -> ReceiverQp {
+        match transport {
+            Transport::Tcp => ReceiverQp::Tcp(Box::new(tcp::TcpReceiver::new())),
+            _ => ReceiverQp::InOrder(roce::InOrder::default()),
+        }
     }
 
-    fn on_data(&mut self, psn: u32, packets: u32, ack_every: u32) -> RxOutcome {
+    /// Data packet `psn` (sent at `echo`) arrived at `now`; `acking` is RoCE's `ack_every`
+    /// and TCP's delayed-ACK time.
+    fn on_data(
+        &mut self,
+        psn: u32,
+        packets: u32,
+        acking: (u32, SimTime),
+        echo: SimTime,
+        now: SimTime,
+    ) -> Received {
         match self {
-            ReceiverQp::InOrder(r) => r.on_data(psn, packets, ack_every),
+            ReceiverQp::InOrder(r) => {
+                let o = r.on_data(psn, packets, acking.0);
+                Received {
+                    released: o.accepted as u32,
+                    complete: o.complete,
+                    reply: o.reply,
+                    arm_timer: None,
+                }
+            }
+            ReceiverQp::Tcp(r) => {
+                let o = r.on_data(psn, packets, echo, now, acking.1);
+                Received {
+                    released: o.released,
+                    complete: o.complete,
+                    reply: o.reply,
+                    arm_timer: o.arm_timer,
+                }
+            }
         }
     }
 }
 
-/// The packets a flow is cut into, and the bytes of packet `psn`.
+/// The packets a flow is cut into, and the bytes of packet `psn`, and of packets
+/// `psn..psn + count`.
 fn packets(f: &FlowState) -> u32 {
     f.row.size_bytes.div_ceil(f.row.frame_bytes as u64) as u32
 }
@@ -218,13 +346,38 @@ fn packet_bytes(f: &FlowState, psn: u32) -> u32 {
     (f.row.size_bytes - offset).min(f.row.frame_bytes as u64) as u32
 }
 
+fn packets_bytes(f: &FlowState, psn: u32, count: u32) -> u32 {
+    let mss = f.row.frame_bytes as u64;
+    let end = ((psn + count) as u64 * mss).min(f.row.size_bytes);
+    (end - psn as u64 * mss) as u32
+}
+
 impl Transports {
     pub(crate) fn new(roce: RoceParams) -> Transports {
         Transports {
             roce,
             rto: SimTime::from_secs_f64(roce.rto_s),
+            tcp: TcpParams::default(),
+            tcp_rto: tcp_rto(&TcpParams::default()),
+            delayed_ack: SimTime::ZERO,
             sending: FxHashMap::default(),
             receiving: FxHashMap::default(),
+        }
+    }
+
+    /// With TCP's parameters (the defaults otherwise).
+    pub(crate) fn with_tcp(mut self, tcp: TcpParams) -> Transports {
+        self.tcp = tcp;
+        self.tcp_rto = tcp_rto(&tcp);
+        self.delayed_ack = SimTime::from_secs_f64(tcp.delayed_ack_s);
+        self
+    }
+
+    /// The ACK size of `transport`'s flows.
+    fn ack_bytes(&self, transport: Transport) -> u32 {
+        match transport {
+            Transport::Tcp => self.tcp.ack_bytes,
+            _ => self.roce.ack_bytes,
         }
     }
 
@@ -232,6 +385,14 @@ impl Transports {
     #[cfg(test)]
     pub(crate) fn active(&self) -> (usize, usize) {
         (self.sending.len(), self.receiving.len())
+    }
+}
+
+fn tcp_rto(p: &TcpParams) -> tcp::RtoBounds {
+    tcp::RtoBounds {
+        initial: SimTime::from_secs_f64(p.initial_rto_s),
+        min: SimTime::from_secs_f64(p.min_rto_s),
+        max: SimTime::from_secs_f64(p.max_rto_s),
     }
 }
 
@@ -260,6 +421,7 @@ pub(super) fn next_frame(
     let f = &mut ctx.flows.flows[id as usize];
     let n = packets(f);
     let transport = f.row.transport;
+    let (tcp, bounds) = (&tp.tcp, tp.tcp_rto);
     let qp = tp.sending.entry(id).or_insert_with(|| {
         let start = FlowStart {
             line_rate_bps,
@@ -267,9 +429,11 @@ pub(super) fn next_frame(
             size_bytes: f.row.size_bytes,
             now,
         };
+        // The scheme's controller, if it has one, replaces the transport's own window.
+        let cc = SenderCc::new(ctx.scheme, &start);
         Sending {
-            tx: SenderQp::for_flow(transport, n),
-            cc: SenderCc::new(ctx.scheme, &start),
+            tx: SenderQp::for_flow(transport, n, tcp, bounds, cc.is_none()),
+            cc,
             mss_bytes: f.row.frame_bytes,
             paced_until: SimTime::ZERO,
             deadline: SimTime::MAX,
@@ -289,7 +453,7 @@ pub(super) fn next_frame(
     let finished = !qp.may_send();
     qp.in_voq = !finished;
     if qp.timer_at == SimTime::MAX {
-        qp.deadline = now + tp.rto;
+        qp.deadline = now + qp.tx.rto(tp.rto);
         qp.timer_at = qp.deadline;
         let ev = EventKind::TransportTimer { node: me, flow: id };
         ctx.q.schedule(qp.deadline, ev);
@@ -330,9 +494,16 @@ impl Host {
             cumulative: frame.seq,
         };
         let now = ctx.q.now();
-        let outcome = qp.tx.on_ack(&seen);
+        let outcome = qp.tx.on_ack(&seen, &fields, now);
         if outcome.newly_acked > 0 {
-            qp.deadline = now + tp.rto;
+            qp.deadline = now + qp.tx.rto(tp.rto);
+            if qp.deadline < qp.timer_at {
+                // The RTO shrank (TCP's first RTT sample replaces its initial RTO): a new
+                // event for the earlier deadline; the later one finds itself stale.
+                qp.timer_at = qp.deadline;
+                let ev = EventKind::TransportTimer { node: me, flow: id };
+                ctx.q.schedule(qp.deadline, ev);
+            }
         }
         let in_flight_bytes = qp.in_flight_bytes();
         if let Some(cc) = qp.cc.as_mut() {
@@ -354,9 +525,14 @@ impl Host {
             self.close_queue_pair(id, frame.src);
             return;
         }
-        if qp.may_send() && !qp.in_voq {
+        let may_send = qp.may_send();
+        if may_send && !qp.in_voq {
             qp.in_voq = true;
             self.requeue_flow(me, id, frame.src, ctx);
+        } else if !may_send && qp.in_voq {
+            // A window that closed (a loss halved it): out of the VOQ until ACKs open it.
+            qp.in_voq = false;
+            self.hold_flow(id, frame.src);
         }
     }
 
@@ -385,7 +561,7 @@ impl Host {
             if let Some(cc) = qp.cc.as_mut() {
                 cc.on_loss(LossSignal::Timeout, now);
             }
-            qp.deadline = now + rto;
+            qp.deadline = now + qp.tx.rto(rto);
             qp.timer_at = qp.deadline;
             requeue = !qp.in_voq && qp.may_send();
             qp.in_voq |= requeue;
@@ -419,6 +595,14 @@ impl Host {
         self.try_transmit(me, ctx);
     }
 
+    /// The window holds flow `id` (to `dst`): out of its queue pair's VOQ until an ACK opens
+    /// the window.
+    fn hold_flow(&mut self, id: FlowId, dst: HostId) {
+        if let Some(&slot) = self.voq_slot.get(&voq_key(dst, id)) {
+            self.voqs[slot as usize].flows.retain(|&f| f != id);
+        }
+    }
+
     /// The flow's sender completed: its queue pair's VOQ goes, with its rate limiter (the RP
     /// of a queue pair lives as long as the queue pair), at once or when the NIC's round
     /// robin next finds it without work. It may still list the flow (an ACK overtook a
@@ -446,7 +630,6 @@ impl Host {
         let Some(tp) = self.transports.as_deref_mut() else {
             return;
         };
-        let ack_every = tp.roce.ack_every;
         let f = &ctx.flows.flows[id as usize];
         let n = packets(f);
         let reply = if f.end.is_some() {
@@ -454,16 +637,22 @@ impl Host {
             Some(Reply::ack(n, frame.seq))
         } else {
             let transport = f.row.transport;
+            let (ack_every, delay) = (tp.roce.ack_every, tp.delayed_ack);
             let rx = tp
                 .receiving
                 .entry(id)
                 .or_insert_with(|| ReceiverQp::for_flow(transport));
-            let outcome = rx.on_data(frame.seq, n, ack_every);
+            let outcome = rx.on_data(frame.seq, n, (ack_every, delay), frame.born, now);
             if outcome.complete {
                 tp.receiving.remove(&id);
             }
-            if outcome.accepted {
-                ctx.flows.on_delivered(id, frame.bytes, now);
+            if let Some(at) = outcome.arm_timer {
+                ctx.q
+                    .schedule(at, EventKind::TransportAckTimer { node: me, flow: id });
+            }
+            if outcome.released > 0 {
+                let bytes = packets_bytes(f, frame.seq, outcome.released);
+                ctx.flows.on_delivered(id, bytes, now);
             }
             outcome.reply
         };
@@ -472,25 +661,72 @@ impl Host {
         }
     }
 
+    /// The delayed-ACK timer of TCP flow `id` at its receiver
+    /// (`EventKind::TransportAckTimer`): the pending ACK if it is due, or the timer again.
+    #[inline(never)]
+    pub(crate) fn on_transport_ack_timer(&mut self, me: NodeIdx, id: FlowId, ctx: &mut Ctx) {
+        let now = ctx.q.now();
+        let Some(tp) = self.transports.as_deref_mut() else {
+            return;
+        };
+        let Some(ReceiverQp::Tcp(rx)) = tp.receiving.get_mut(&id) else {
+            return; // completed since (its last packet was ACKed at once)
+        };
+        let (due, again) = rx.on_ack_timer(now);
+        if let Some(at) = again {
+            ctx.q
+                .schedule(at, EventKind::TransportAckTimer { node: me, flow: id });
+        }
+        if let Some((reply, echo)) = due {
+            let row = &ctx.flows.flows[id as usize].row;
+            let (to, priority) = (row.src, row.priority);
+            let fields = AckFields {
+                echo,
+                sacked: reply.sacked,
+                ece: false,
+            };
+            self.queue_transport_ack(me, id, to, priority, fields, reply, ctx);
+        }
+    }
+
     /// Queues an ACK or NACK for `about`'s flow towards its sender, in the flow's class: it
     /// echoes the data frame's send time (an RTT sample) and its ECN mark.
     fn send_transport_ack(&mut self, me: NodeIdx, about: &Frame, reply: Reply, ctx: &mut Ctx) {
-        let bytes = self.transports.as_ref().map_or(64, |t| t.roce.ack_bytes);
         let fields = AckFields {
             echo: about.born,
             sacked: reply.sacked,
             ece: about.ecn_ce,
         };
+        let (id, to, priority) = (about.flow_id, about.src, about.priority);
+        self.queue_transport_ack(me, id, to, priority, fields, reply, ctx);
+    }
+
+    /// Queues an ACK or NACK of flow `id` towards its sender `to`, in class `priority`.
+    #[allow(clippy::too_many_arguments)]
+    fn queue_transport_ack(
+        &mut self,
+        me: NodeIdx,
+        id: FlowId,
+        to: HostId,
+        priority: u8,
+        fields: AckFields,
+        reply: Reply,
+        ctx: &mut Ctx,
+    ) {
+        let transport = ctx.flows.flows[id as usize].row.transport;
+        let bytes = self
+            .transports
+            .as_ref()
+            .map_or(64, |t| t.ack_bytes(transport));
         let (payload, counter) = match reply.kind {
             ReplyKind::Ack => (Payload::Ack(fields), ControlKind::Ack),
             ReplyKind::Nack => (Payload::Nack(fields), ControlKind::Nack),
         };
         ctx.counters.control(counter, bytes);
-        let to = about.src;
         let mut ack = Frame::control(payload, self.id, to, to, bytes, ctx.q.now());
-        ack.flow_id = about.flow_id;
+        ack.flow_id = id;
         ack.seq = reply.cumulative;
-        ack.priority = about.priority;
+        ack.priority = priority;
         let slot = self.slot_of(to, ctx);
         let voq = &mut self.voqs[slot as usize];
         if !voq.has_work() {
@@ -509,7 +745,7 @@ mod tests {
     use crate::net::link_loss::LinkLoss;
     use crate::net::Node;
     use crate::rng::{stream, StreamKind};
-    use crate::scenario::Transport;
+    use crate::scenario::{TcpParams, Transport};
     use crate::testkit::TestNet;
     use crate::traffic::flows::FlowRow;
 
@@ -577,6 +813,72 @@ mod tests {
         assert_eq!(f.retransmitted_frames, 4);
         assert!(f.end.is_some() && f.sender_end > f.end);
         // Per-flow state lives only while the flow is active.
+        for node in 0..2 {
+            let tp = tn.host(node).transports.as_ref().expect("made above");
+            assert_eq!(tp.active(), (0, 0));
+        }
+    }
+
+    /// Host a sends one tcp flow of 20 full frames to b (10 Gb/s, 1 us: an RTT of 3.25 us,
+    /// under 3 frame times, so the initial window of 10 never stalls it); no SACK: NewReno
+    /// from duplicate ACKs alone; a's link loses the first transmission of packet 5.
+    /// Packets 6..10 each bring a duplicate ACK 5. The third (from 8) arrives at 12.85 us
+    /// while a sends 10 (12.0-13.2 us): fast retransmit, ssthresh = cwnd = FlightSize / 2 =
+    /// (11 - 5) / 2 = 3; packet 5 goes at once after 10 (forced). When it has left (14.4
+    /// us), four duplicates are counted out of the pipe: 6 - 4 = 2 < 3, so 11 follows. ACK 11
+    /// (5's) covers the recover point 11: recovery ends, cwnd = 3, above the 3-frame RTT.
+    #[test]
+    fn newreno_fast_recovery_on_a_single_drop() {
+        let mut tn = TestNet::two_hosts(Scheme::None);
+        tn.net.flows = FlowTable::new(vec![FlowRow {
+            start_s: 0.0,
+            src: 0,
+            dst: 1,
+            size_bytes: 20 * 1500,
+            priority: 0,
+            frame_bytes: 1500,
+            transport: Transport::Tcp,
+        }]);
+        let tcp = TcpParams {
+            sack: false,
+            ..TcpParams::default()
+        };
+        for node in 0..2 {
+            let tp = Transports::new(RoceParams::default()).with_tcp(tcp);
+            tn.host(node).transports = Some(Box::new(tp));
+        }
+        let mut loss = LinkLoss::new(0.0, stream(1, StreamKind::Misc, 0));
+        loss.drop_once(0, 5);
+        tn.host(0).port.loss = Some(Box::new(loss));
+        tn.at(SimTime::ZERO, |net| {
+            net.flows.started = 1;
+            let (nodes, mut ctx) = net.ctx();
+            if let Node::Host(h) = &mut nodes[0] {
+                h.start_flow(0, 0, 1, &mut ctx);
+            }
+        });
+        let (mut from_a, mut from_b): (Seen, Seen) = (Vec::new(), Vec::new());
+        tn.run_until(SimTime::from_micros(200), |net, ev| {
+            if let EventKind::Arrive { node, port } = *ev {
+                let f = net.nodes[node as usize].ports()[port as usize]
+                    .pipe_head()
+                    .expect("an arrival has a frame");
+                let seen = if node == 0 { &mut from_a } else { &mut from_b };
+                seen.push((kind(&f.payload), f.seq));
+            }
+        });
+        let psns: Vec<u32> = from_a.iter().map(|&(_, s)| s).collect();
+        let mut want: Vec<u32> = (0..=10).collect();
+        want.push(5);
+        want.extend(11..20);
+        assert_eq!(psns, want);
+        let acks: Vec<u32> = from_b.iter().map(|&(_, s)| s).collect();
+        let mut want = vec![1, 2, 3, 4, 5, 5, 5, 5, 5, 5];
+        want.extend(11..=20);
+        assert_eq!(acks, want);
+        let f = &tn.net.flows.flows[0];
+        assert_eq!((f.retransmitted_frames, f.timeouts), (1, 0));
+        assert_eq!(f.delivered_bytes, 20 * 1500);
         for node in 0..2 {
             let tp = tn.host(node).transports.as_ref().expect("made above");
             assert_eq!(tp.active(), (0, 0));
