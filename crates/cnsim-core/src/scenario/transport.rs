@@ -1,11 +1,11 @@
-//! End-host transports in the scenario: `transport = "none" | "roce"` on a flow entry, the
+//! End-host transports in the scenario: `transport = "none" | "roce" | "irn"` on a flow entry, the
 //! `[transport]` table (each transport's parameters, and the explicit drop list for tests).
 //! The run-time state machines are in `net/host/transport/`; the reference is docs/transport.md.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{TrafficKind, TrafficSpec};
+use super::{Scenario, TrafficKind, TrafficSpec};
 use crate::error::{Check, ConfigError};
 
 /// What carries a flow's bytes.
@@ -20,6 +20,9 @@ pub(crate) enum Transport {
     /// packets, one NACK per gap, go-back-N, a retransmission timeout
     /// (`[transport.roce]`, docs/transport.md).
     Roce,
+    /// IRN (Mittal et al., SIGCOMM 2018): selective repeat with a SACK bitmap, RTO_low /
+    /// RTO_high, and the BDP cap on packets in flight (`[transport.irn]`, docs/transport.md).
+    Irn,
 }
 
 impl Transport {
@@ -36,6 +39,10 @@ pub(crate) struct TransportSpec {
     /// resolved scenario shows the constants that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) roce: Option<RoceParams>,
+    /// IRN's parameters; filled with the defaults (and the computed BDP cap) when a traffic
+    /// entry uses irn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) irn: Option<IrnParams>,
     /// Data frames lost on purpose on their sender's link: the first transmission of packet
     /// `psn` of flow `flow` (a transported flow's id, its index in start order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -74,6 +81,103 @@ impl Default for RoceParams {
     }
 }
 
+/// `[transport.irn]` (docs/transport.md gives each default's source: the IRN paper, Mittal et
+/// al., SIGCOMM 2018, sections 3.1-3.3 and its evaluation's settings).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct IrnParams {
+    /// The timeout while fewer than `rto_low_packets` packets are in flight.
+    pub(crate) rto_low_s: f64,
+    /// The timeout otherwise.
+    pub(crate) rto_high_s: f64,
+    /// N: RTO_low applies while fewer than N packets are in flight.
+    pub(crate) rto_low_packets: u32,
+    /// BDP-FC: a new packet is sent only while fewer than this many are in flight (PSN of the
+    /// next new packet minus the cumulative ack). None in the input: computed from the
+    /// topology (the longest path's round trip at the fastest link rate, in packets), and
+    /// written in the resolved scenario.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) bdp_cap_packets: Option<u32>,
+    /// Size of ACK and NACK frames on the wire.
+    pub(crate) ack_bytes: u32,
+    /// The receiver ACKs every this many in-order packets (and the last; a NACK per
+    /// out-of-order packet regardless).
+    pub(crate) ack_every: u32,
+}
+
+impl Default for IrnParams {
+    fn default() -> Self {
+        IrnParams {
+            rto_low_s: 100e-6,
+            rto_high_s: 320e-6,
+            rto_low_packets: 3,
+            bdp_cap_packets: None,
+            ack_bytes: 64,
+            ack_every: 1,
+        }
+    }
+}
+
+impl Scenario {
+    /// Shows each used transport's defaults in the resolved scenario; IRN's BDP cap, when
+    /// not given, is computed here from the topology ([`Scenario::irn_bdp_cap`]).
+    pub(crate) fn fill_transport_defaults(&mut self) {
+        self.transport.fill_defaults(&self.traffic);
+        if self
+            .transport
+            .irn
+            .is_some_and(|p| p.bdp_cap_packets.is_none())
+        {
+            let cap = self.irn_bdp_cap();
+            if let Some(p) = self.transport.irn.as_mut() {
+                p.bdp_cap_packets = Some(cap);
+            }
+        }
+    }
+
+    /// IRN's BDP cap: ceil(R x RTT / MTU), the bandwidth-delay product of the longest path in
+    /// packets (IRN section 3.2 caps packets in flight at the BDP of the network). R is the
+    /// fastest link's rate; RTT an upper bound on the unloaded round trip of the longest
+    /// path of any irn entry (H links, by breadth-first search): H x (the largest link delay
+    /// + an MTU's serialisation at R) out, H x (the delay + an ACK's serialisation) back, and
+    /// the largest switch latency at each of the 2(H - 1) switches passed; MTU the largest
+    /// `frame_bytes` of an irn entry, with `model.wire_overhead_bytes`. At least 1.
+    pub(crate) fn irn_bdp_cap(&self) -> u32 {
+        let irn = || {
+            self.traffic
+                .iter()
+                .filter(|t| t.transport == Transport::Irn)
+        };
+        let hops = irn()
+            .map(|t| self.longest_path_links(t))
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64;
+        let rate = self.links.iter().map(|l| l.rate_bps).fold(0.0, f64::max);
+        let delay = (self.links.iter())
+            .map(|l| l.delay_s + l.delay_line_s)
+            .fold(0.0, f64::max);
+        let latency = self
+            .switches
+            .iter()
+            .map(|s| s.latency_s)
+            .fold(0.0, f64::max);
+        let overhead = self.model.wire_overhead_bytes;
+        let mtu_bits =
+            8.0 * f64::from(irn().map(|t| t.frame_bytes).max().unwrap_or(1500) + overhead);
+        let ack_bytes = self.transport.irn.map_or(64, |p| p.ack_bytes);
+        let ack_bits = 8.0 * f64::from(ack_bytes + overhead);
+        if rate <= 0.0 || !rate.is_finite() {
+            return 1;
+        }
+        let rtt_s =
+            hops * (2.0 * delay + (mtu_bits + ack_bits) / rate) + 2.0 * (hops - 1.0) * latency;
+        (rate * rtt_s / mtu_bits)
+            .ceil()
+            .clamp(1.0, f64::from(u32::MAX / 2)) as u32
+    }
+}
+
 impl TransportSpec {
     pub(crate) fn is_default(&self) -> bool {
         *self == TransportSpec::default()
@@ -83,6 +187,9 @@ impl TransportSpec {
     pub(crate) fn fill_defaults(&mut self, traffic: &[TrafficSpec]) {
         if traffic.iter().any(|t| t.transport == Transport::Roce) {
             self.roce.get_or_insert_with(RoceParams::default);
+        }
+        if traffic.iter().any(|t| t.transport == Transport::Irn) {
+            self.irn.get_or_insert_with(IrnParams::default);
         }
     }
 
@@ -101,6 +208,41 @@ impl TransportSpec {
                     format!("must be in [64, 9216] (got {})", r.ack_bytes),
                 ));
             }
+        }
+        if let Some(p) = &self.irn {
+            p.validate()?;
+        }
+        Ok(())
+    }
+}
+
+impl IrnParams {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let c = Check {
+            path: "transport.irn",
+        };
+        c.time_positive("rto_low_s", self.rto_low_s)?;
+        c.time_positive("rto_high_s", self.rto_high_s)?;
+        if self.rto_low_s > self.rto_high_s {
+            return Err(c.fail(
+                "rto_low_s",
+                format!(
+                    "must be <= rto_high_s (got {} > {})",
+                    self.rto_low_s, self.rto_high_s
+                ),
+            ));
+        }
+        if self.bdp_cap_packets == Some(0) {
+            return Err(c.fail("bdp_cap_packets", "must be >= 1 (got 0)"));
+        }
+        if self.ack_every == 0 {
+            return Err(c.fail("ack_every", "must be >= 1 (got 0)"));
+        }
+        if !(64..=9216).contains(&self.ack_bytes) {
+            return Err(c.fail(
+                "ack_bytes",
+                format!("must be in [64, 9216] (got {})", self.ack_bytes),
+            ));
         }
         Ok(())
     }

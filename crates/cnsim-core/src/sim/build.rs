@@ -256,9 +256,10 @@ fn attach_transports(
         return Ok(());
     }
     let roce = sc.transport.roce.unwrap_or_default();
+    let irn = sc.transport.irn.unwrap_or_default();
     for node in nodes.iter_mut() {
         if let Node::Host(h) = node {
-            h.transports = Some(Box::new(Transports::new(roce)));
+            h.transports = Some(Box::new(Transports::new(roce).with_irn(irn)));
         }
     }
     Ok(())

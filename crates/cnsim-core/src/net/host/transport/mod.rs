@@ -4,6 +4,7 @@
 //! do; this file is the glue that makes their frames and timer events:
 //!
 //! - `roce.rs`: RoCEv2 reliable connection with go-back-N (the DCQCN and IRN papers' model).
+//! - `irn.rs`: IRN's selective repeat, RTO_low / RTO_high and BDP cap (SIGCOMM 2018).
 //!
 //! The glue: a sender's frames are cut when the NIC serves the flow's VOQ, at the rate the NIC
 //! and its limiter allow; an ACK or NACK goes to the sender's state machine; a lazy
@@ -12,6 +13,7 @@
 //! sender (unpaced, like a scheme's probe), then queued, paused and dropped in the switches
 //! like data. Nothing here names a scheme.
 
+mod irn;
 mod roce;
 
 use rustc_hash::FxHashMap;
@@ -21,7 +23,7 @@ use crate::engine::{EventKind, NodeIdx};
 use crate::flows::FlowState;
 use crate::net::frame::{AckFields, FlowId, Frame, HostId, Payload};
 use crate::net::Ctx;
-use crate::scenario::{FlowService, RoceParams, Transport};
+use crate::scenario::{FlowService, IrnParams, RoceParams, Transport};
 use crate::stats::ControlKind;
 use crate::time::SimTime;
 
@@ -29,12 +31,13 @@ use crate::time::SimTime;
 pub(crate) struct Transports {
     pub(crate) roce: RoceParams,
     rto: SimTime,
+    pub(crate) irn: IrnParams,
     sending: FxHashMap<FlowId, Sending>,
     receiving: FxHashMap<FlowId, ReceiverQp>,
 }
 
 /// A flow's sender: its transport's state machine and the glue's timer and VOQ bookkeeping.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Sending {
     tx: SenderQp,
     /// The retransmission timer expires at this time unless ACKs move it.
@@ -46,16 +49,19 @@ struct Sending {
     in_voq: bool,
 }
 
-/// The sender's state machine of each transport.
-#[derive(Clone, Copy, Debug)]
+/// The sender's state machine of each transport (IRN's boxed: its scoreboard would make
+/// every flow's entry as large).
+#[derive(Clone, Debug)]
 enum SenderQp {
     GoBackN(roce::GoBackN),
+    Irn(Box<irn::SelectiveRepeat>),
 }
 
 /// The receiver's state machine of each transport.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum ReceiverQp {
     InOrder(roce::InOrder),
+    Irn(Box<irn::SackReceiver>),
 }
 
 /// A packet the sender sends.
@@ -78,6 +84,9 @@ pub(crate) struct AckSeen {
     pub(crate) kind: ReplyKind,
     /// Every packet before this one is held in order at the receiver.
     pub(crate) cumulative: u32,
+    /// The data packet that triggered it (`AckFields::sacked`): held out of order at the
+    /// receiver if this is a NACK (IRN's selective ack).
+    pub(crate) sacked: u32,
 }
 
 /// A loss the sender inferred (the congestion controller hears it).
@@ -128,57 +137,90 @@ impl Reply {
 /// What a receiver did with a data packet.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RxOutcome {
-    /// Its bytes go to the application (in order, once).
+    /// The receiver took the packet (released it, or held it out of order); false: a
+    /// duplicate or, for go-back-N, an out-of-order packet discarded.
     pub(crate) accepted: bool,
     /// The flow's every byte is now held: the receiver's state can go.
     pub(crate) complete: bool,
     pub(crate) reply: Option<Reply>,
+    /// Packets `released_from..released_from + released` went to the application now (in
+    /// order: an out-of-order buffer releases the packets a late one unblocks).
+    pub(crate) released_from: u32,
+    pub(crate) released: u32,
 }
 
 impl SenderQp {
-    fn for_flow(_transport: Transport, packets: u32) -> SenderQp {
-        SenderQp::GoBackN(roce::GoBackN::new(packets))
+    fn for_flow(transport: Transport, packets: u32, p: &IrnParams) -> SenderQp {
+        match transport {
+            Transport::Irn => SenderQp::Irn(Box::new(irn::SelectiveRepeat::new(
+                packets,
+                irn::IrnConfig {
+                    bdp_cap: p.bdp_cap_packets.unwrap_or(u32::MAX),
+                    rto_low_below: p.rto_low_packets,
+                    rto_low: SimTime::from_secs_f64(p.rto_low_s),
+                    rto_high: SimTime::from_secs_f64(p.rto_high_s),
+                },
+            ))),
+            _ => SenderQp::GoBackN(roce::GoBackN::new(packets)),
+        }
+    }
+
+    /// The retransmission timeout to arm now (`roce_rto`: roce's fixed one).
+    fn rto(&self, roce_rto: SimTime) -> SimTime {
+        match self {
+            SenderQp::GoBackN(_) => roce_rto,
+            SenderQp::Irn(s) => s.rto(),
+        }
     }
 
     fn next_packet(&mut self) -> Option<Sent> {
         match self {
             SenderQp::GoBackN(s) => s.next_packet(),
+            SenderQp::Irn(s) => s.next_packet(),
         }
     }
 
     fn has_more(&self) -> bool {
         match self {
             SenderQp::GoBackN(s) => s.has_more(),
+            SenderQp::Irn(s) => s.has_more(),
         }
     }
 
     fn on_ack(&mut self, ack: &AckSeen) -> AckOutcome {
         match self {
             SenderQp::GoBackN(s) => s.on_ack(ack),
+            SenderQp::Irn(s) => s.on_ack(ack),
         }
     }
 
     fn on_timeout(&mut self) {
         match self {
             SenderQp::GoBackN(s) => s.on_timeout(),
+            SenderQp::Irn(s) => s.on_timeout(),
         }
     }
 
     fn is_complete(&self) -> bool {
         match self {
             SenderQp::GoBackN(s) => s.is_complete(),
+            SenderQp::Irn(s) => s.is_complete(),
         }
     }
 }
 
 impl ReceiverQp {
-    fn for_flow(_transport: Transport) -> ReceiverQp {
-        ReceiverQp::InOrder(roce::InOrder::default())
+    fn for_flow(transport: Transport) -> ReceiverQp {
+        match transport {
+            Transport::Irn => ReceiverQp::Irn(Box::default()),
+            _ => ReceiverQp::InOrder(roce::InOrder::default()),
+        }
     }
 
     fn on_data(&mut self, psn: u32, packets: u32, ack_every: u32) -> RxOutcome {
         match self {
             ReceiverQp::InOrder(r) => r.on_data(psn, packets, ack_every),
+            ReceiverQp::Irn(r) => r.on_data(psn, packets, ack_every),
         }
     }
 }
@@ -198,8 +240,23 @@ impl Transports {
         Transports {
             roce,
             rto: SimTime::from_secs_f64(roce.rto_s),
+            irn: IrnParams::default(),
             sending: FxHashMap::default(),
             receiving: FxHashMap::default(),
+        }
+    }
+
+    /// With IRN's parameters (its BDP cap resolved).
+    pub(crate) fn with_irn(mut self, irn: IrnParams) -> Transports {
+        self.irn = irn;
+        self
+    }
+
+    /// The receiver's ACK policy and ACK/NACK size of a flow of `transport`.
+    fn acks(&self, transport: Transport) -> (u32, u32) {
+        match transport {
+            Transport::Irn => (self.irn.ack_every, self.irn.ack_bytes),
+            _ => (self.roce.ack_every, self.roce.ack_bytes),
         }
     }
 
@@ -224,8 +281,9 @@ pub(super) fn next_frame(
     let f = &mut ctx.flows.flows[id as usize];
     let n = packets(f);
     let transport = f.row.transport;
+    let irn = &tp.irn;
     let qp = tp.sending.entry(id).or_insert_with(|| Sending {
-        tx: SenderQp::for_flow(transport, n),
+        tx: SenderQp::for_flow(transport, n, irn),
         deadline: SimTime::MAX,
         timer_at: SimTime::MAX,
         in_voq: true,
@@ -242,7 +300,7 @@ pub(super) fn next_frame(
     let finished = !qp.tx.has_more();
     qp.in_voq = !finished;
     if qp.timer_at == SimTime::MAX {
-        qp.deadline = now + tp.rto;
+        qp.deadline = now + qp.tx.rto(tp.rto);
         qp.timer_at = qp.deadline;
         let ev = EventKind::TransportTimer { node: me, flow: id };
         ctx.q.schedule(qp.deadline, ev);
@@ -264,18 +322,19 @@ impl Host {
         let Some(qp) = tp.sending.get_mut(&id) else {
             return; // the flow has completed: a late ACK
         };
-        let kind = match frame.payload {
-            Payload::Ack(_) => ReplyKind::Ack,
-            Payload::Nack(_) => ReplyKind::Nack,
+        let (kind, fields) = match frame.payload {
+            Payload::Ack(a) => (ReplyKind::Ack, a),
+            Payload::Nack(a) => (ReplyKind::Nack, a),
             _ => return,
         };
         let seen = AckSeen {
             kind,
             cumulative: frame.seq,
+            sacked: fields.sacked,
         };
         let now = ctx.q.now();
         if qp.tx.on_ack(&seen).newly_acked > 0 {
-            qp.deadline = now + tp.rto;
+            qp.deadline = now + qp.tx.rto(tp.rto);
         }
         if qp.tx.is_complete() {
             tp.sending.remove(&id);
@@ -286,6 +345,11 @@ impl Host {
         if qp.tx.has_more() && !qp.in_voq {
             qp.in_voq = true;
             self.requeue_flow(me, id, frame.src, ctx);
+        } else if !qp.tx.has_more() && qp.in_voq {
+            // An ACK made a pending retransmission needless and the window is full (IRN;
+            // go-back-N never gets here): out of the VOQ until an ACK or timeout.
+            qp.in_voq = false;
+            self.forget_flow_in_voq(id, frame.src);
         }
     }
 
@@ -311,7 +375,7 @@ impl Host {
             // Timeout: go back to the first unacknowledged packet.
             ctx.flows.flows[id as usize].timeouts += 1;
             qp.tx.on_timeout();
-            qp.deadline = now + rto;
+            qp.deadline = now + qp.tx.rto(rto);
             qp.timer_at = qp.deadline;
             requeue = !qp.in_voq;
             qp.in_voq = true;
@@ -357,8 +421,8 @@ impl Host {
         let Some(tp) = self.transports.as_deref_mut() else {
             return;
         };
-        let ack_every = tp.roce.ack_every;
         let f = &ctx.flows.flows[id as usize];
+        let (ack_every, _) = tp.acks(f.row.transport);
         let n = packets(f);
         let reply = if f.end.is_some() {
             // Every byte is held already: tell the sender again (its last ACK was lost).
@@ -373,8 +437,11 @@ impl Host {
             if outcome.complete {
                 tp.receiving.remove(&id);
             }
-            if outcome.accepted {
-                ctx.flows.on_delivered(id, frame.bytes, now);
+            debug_assert!(outcome.accepted || outcome.released == 0);
+            let from = outcome.released_from;
+            for psn in from..from + outcome.released {
+                let bytes = packet_bytes(&ctx.flows.flows[id as usize], psn);
+                ctx.flows.on_delivered(id, bytes, now);
             }
             outcome.reply
         };
@@ -386,7 +453,8 @@ impl Host {
     /// Queues an ACK or NACK for `about`'s flow towards its sender, in the flow's class: it
     /// echoes the data frame's send time (an RTT sample) and its ECN mark.
     fn send_transport_ack(&mut self, me: NodeIdx, about: &Frame, reply: Reply, ctx: &mut Ctx) {
-        let bytes = self.transports.as_ref().map_or(64, |t| t.roce.ack_bytes);
+        let transport = ctx.flows.flows[about.flow_id as usize].row.transport;
+        let bytes = self.transports.as_ref().map_or(64, |t| t.acks(transport).1);
         let fields = AckFields {
             echo: about.born,
             sacked: reply.sacked,
