@@ -2,6 +2,8 @@
 //! `[transport]` table (each transport's parameters, and the explicit drop list for tests).
 //! The run-time state machines are in `net/host/transport/`; the reference is docs/transport.md.
 
+use std::collections::{HashMap, HashSet};
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -138,8 +140,10 @@ impl Scenario {
     /// IRN's BDP cap: ceil(R x RTT / MTU), the bandwidth-delay product of the longest path in
     /// packets (IRN section 3.2 caps packets in flight at the BDP of the network). R is the
     /// fastest link's rate; RTT an upper bound on the unloaded round trip of the longest
-    /// path of any irn entry (H links, by breadth-first search): H x (the largest link delay
-    /// + an MTU's serialisation at R) out, H x (the delay + an ACK's serialisation) back, and
+    /// path of any irn entry (H links: the most from the entry's first sender, or its first
+    /// inline flow's, or the first host for a trace file, to any node, by breadth-first
+    /// search; the diameter in a symmetric fabric): H x (the largest link delay plus an
+    /// MTU's serialisation at R) out, H x (the delay plus an ACK's serialisation) back, and
     /// the largest switch latency at each of the 2(H - 1) switches passed; MTU the largest
     /// `frame_bytes` of an irn entry, with `model.wire_overhead_bytes`. At least 1.
     pub(crate) fn irn_bdp_cap(&self) -> u32 {
@@ -149,7 +153,14 @@ impl Scenario {
                 .filter(|t| t.transport == Transport::Irn)
         };
         let hops = irn()
-            .map(|t| self.longest_path_links(t))
+            .filter_map(|t| {
+                let first_flow = t.flows.first().map(|f| &f.src);
+                t.hosts
+                    .first()
+                    .or(first_flow)
+                    .or(self.hosts.first().map(|h| &h.name))
+            })
+            .map(|src| self.eccentricity(src))
             .max()
             .unwrap_or(1)
             .max(1) as f64;
@@ -175,6 +186,30 @@ impl Scenario {
         (rate * rtt_s / mtu_bits)
             .ceil()
             .clamp(1.0, f64::from(u32::MAX / 2)) as u32
+    }
+}
+
+impl Scenario {
+    /// Links from `src` to the node farthest from it (breadth-first search).
+    fn eccentricity(&self, src: &str) -> usize {
+        let mut adjacent: HashMap<&str, Vec<&str>> = HashMap::new();
+        for l in &self.links {
+            adjacent.entry(&l.ends[0]).or_default().push(&l.ends[1]);
+            adjacent.entry(&l.ends[1]).or_default().push(&l.ends[0]);
+        }
+        let mut seen: HashSet<&str> = HashSet::from([src]);
+        let (mut frontier, mut depth) = (vec![src], 0);
+        loop {
+            let next: Vec<&str> = (frontier.iter())
+                .flat_map(|n| adjacent.get(n).into_iter().flatten().copied())
+                .filter(|n| seen.insert(n))
+                .collect();
+            if next.is_empty() {
+                return depth;
+            }
+            frontier = next;
+            depth += 1;
+        }
     }
 }
 
