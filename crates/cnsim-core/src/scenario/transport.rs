@@ -139,7 +139,7 @@ impl Scenario {
 
     /// IRN's BDP cap: ceil(R x RTT / MTU), the bandwidth-delay product of the longest path in
     /// packets (IRN section 3.2 caps packets in flight at the BDP of the network). R is the
-    /// fastest link's rate; RTT an upper bound on the unloaded round trip of the longest
+    /// fastest host link's rate; RTT an upper bound on the unloaded round trip of the longest
     /// path of any irn entry (H links: the most from the entry's first sender, or its first
     /// inline flow's, or the first host for a trace file, to any node, by breadth-first
     /// search; the diameter in a symmetric fabric): H x (the largest link delay plus an
@@ -164,7 +164,12 @@ impl Scenario {
             .max()
             .unwrap_or(1)
             .max(1) as f64;
-        let rate = self.links.iter().map(|l| l.rate_bps).fold(0.0, f64::max);
+        // The fastest host link: a flow leaves its NIC at most at its rate.
+        let hosts: HashSet<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
+        let rate = (self.links.iter())
+            .filter(|l| l.ends.iter().any(|e| hosts.contains(e.as_str())))
+            .map(|l| l.rate_bps)
+            .fold(0.0, f64::max);
         let delay = (self.links.iter())
             .map(|l| l.delay_s + l.delay_line_s)
             .fold(0.0, f64::max);
