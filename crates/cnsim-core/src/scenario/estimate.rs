@@ -181,7 +181,7 @@ impl Scenario {
     }
 
     /// Links on the longest shortest path from the entry's first sender to its destinations.
-    pub(super) fn longest_path_links(&self, t: &TrafficSpec) -> usize {
+    fn longest_path_links(&self, t: &TrafficSpec) -> usize {
         let Some(src) = t.hosts.first() else {
             return 1;
         };
