@@ -239,6 +239,10 @@ pub(crate) struct FlowSummary {
     /// the span from the first start to the last completion (an incast's block goodput).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput_bps: Option<f64>,
+    /// Mean goodput (size x 8 / FCT) of the completed flows; only when a flow completed over
+    /// a transport (its sender got the last ACK), so open-loop summaries are as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_mean_bps: Option<f64>,
 }
 
 /// Completed bytes x 8 / (last completion - first start), for runs with a transported flow
@@ -297,6 +301,17 @@ impl FlowSummary {
             requested_load: w.requested_load,
             delivered_bytes: r.delivered_bytes.iter().sum(),
             retransmitted_bytes: r.retransmitted_bytes.iter().sum(),
+            goodput_mean_bps: if r.sender_end_s.iter().any(|t| !t.is_nan()) {
+                let g: Vec<f64> = r
+                    .goodput_bps
+                    .iter()
+                    .copied()
+                    .filter(|g| !g.is_nan())
+                    .collect();
+                mean(&g)
+            } else {
+                None
+            },
             timeouts: r.timeouts.iter().map(|&t| u64::from(t)).sum(),
             goodput_bps: aggregate_goodput_bps(r),
         })

@@ -34,7 +34,7 @@ pub(crate) use report::{HeadlineSpec, ReportSpec};
 pub(crate) use routing::{EcmpKey, Multipath, RoutingSpec};
 pub(crate) use selection::{HostPart, HostSet};
 pub(crate) use topology::TopologySpec;
-pub(crate) use transport::{RoceParams, TcpParams, Transport, TransportSpec};
+pub(crate) use transport::{IrnParams, RoceParams, TcpParams, Transport, TransportSpec};
 pub use validate::{MAX_PORTS_PER_NODE, MIN_LOAD};
 
 /// Pause duration sent with XOFF by default: the maximum, 65535 quanta (3.36 ms at 10 Gb/s).
@@ -354,7 +354,8 @@ pub(crate) struct TrafficSpec {
     /// seed or scheme (seed 003: one trace for every variant).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) seed: Option<u64>,
-    /// What carries the entry's flows (flows, flow_trace): "none" (open loop), "roce" or "tcp".
+    /// What carries the entry's flows (flows, flow_trace): "none" (open loop), "roce", "irn"
+    /// or "tcp".
     #[serde(default, skip_serializing_if = "Transport::is_none")]
     pub(crate) transport: Transport,
 }
@@ -435,7 +436,7 @@ impl Scenario {
         let mut scenario: Scenario = deserialize_with_path(value)?;
         scenario.expand_topology()?;
         scenario.congestion.fill_defaults();
-        (scenario.transport).fill_defaults(&scenario.traffic);
+        scenario.fill_transport_defaults();
         Ok(scenario)
     }
 

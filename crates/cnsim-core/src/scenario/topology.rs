@@ -105,6 +105,10 @@ pub(crate) struct TopologySpec {
     /// One-way delay of every switch-to-switch link.
     #[serde(default = "default_link_delay_s")]
     pub fabric_link_delay_s: f64,
+    /// `loss_rate` of every generated link (host and fabric), each direction: random frame
+    /// loss for studies under loss (docs/transport.md). 0 = lossless.
+    #[serde(default, skip_serializing_if = "is_zero_rate")]
+    pub link_loss_rate: f64,
     /// Settings of every host.
     #[serde(default, skip_serializing_if = "HostTemplate::is_empty")]
     pub host: HostTemplate,
@@ -119,6 +123,10 @@ pub(crate) struct TopologySpec {
 
 fn default_host_rate_bps() -> f64 {
     DEFAULT_HOST_RATE_BPS
+}
+
+fn is_zero_rate(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn default_link_delay_s() -> f64 {
@@ -254,6 +262,7 @@ impl TopologySpec {
         c.rate("host_rate_bps", self.host_rate_bps)?;
         c.time_non_negative("host_link_delay_s", self.host_link_delay_s)?;
         c.time_non_negative("fabric_link_delay_s", self.fabric_link_delay_s)?;
+        c.in_closed("link_loss_rate", self.link_loss_rate, 0.0, 1.0)?;
         self.host
             .host("h".into())
             .validate(&format!("{PATH}.host"))?;

@@ -1,11 +1,13 @@
-//! End-host transports in the scenario: `transport = "none" | "roce" | "tcp"` on a flow entry, the
+//! End-host transports in the scenario: `transport = "none" | "roce" | "irn" | "tcp"` on a flow entry, the
 //! `[transport]` table (each transport's parameters, and the explicit drop list for tests).
 //! The run-time state machines are in `net/host/transport/`; the reference is docs/transport.md.
+
+use std::collections::{HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{TrafficKind, TrafficSpec};
+use super::{Scenario, TrafficKind, TrafficSpec};
 use crate::error::{Check, ConfigError};
 
 /// What carries a flow's bytes.
@@ -24,6 +26,9 @@ pub(crate) enum Transport {
     /// optional one-block SACK, an RTO from SRTT/RTTVAR, optional delayed ACKs
     /// (`[transport.tcp]`, docs/transport.md).
     Tcp,
+    /// IRN (Mittal et al., SIGCOMM 2018): selective repeat with a SACK bitmap, RTO_low /
+    /// RTO_high, and the BDP cap on packets in flight (`[transport.irn]`, docs/transport.md).
+    Irn,
 }
 
 impl Transport {
@@ -43,6 +48,10 @@ pub(crate) struct TransportSpec {
     /// TCP's parameters; filled with the defaults when a traffic entry uses tcp.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) tcp: Option<TcpParams>,
+    /// IRN's parameters; filled with the defaults (and the computed BDP cap) when a traffic
+    /// entry uses irn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) irn: Option<IrnParams>,
     /// Data frames lost on purpose on their sender's link: the first transmission of packet
     /// `psn` of flow `flow` (a transported flow's id, its index in start order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -120,6 +129,43 @@ impl Default for TcpParams {
     }
 }
 
+/// `[transport.irn]` (docs/transport.md gives each default's source: the IRN paper, Mittal et
+/// al., SIGCOMM 2018, sections 3.1-3.3 and its evaluation's settings).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct IrnParams {
+    /// The timeout while fewer than `rto_low_packets` packets are in flight.
+    pub(crate) rto_low_s: f64,
+    /// The timeout otherwise.
+    pub(crate) rto_high_s: f64,
+    /// N: RTO_low applies while fewer than N packets are in flight.
+    pub(crate) rto_low_packets: u32,
+    /// BDP-FC: a new packet is sent only while fewer than this many are in flight (PSN of the
+    /// next new packet minus the cumulative ack). None in the input: computed from the
+    /// topology (the longest path's round trip at the fastest link rate, in packets), and
+    /// written in the resolved scenario.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) bdp_cap_packets: Option<u32>,
+    /// Size of ACK and NACK frames on the wire.
+    pub(crate) ack_bytes: u32,
+    /// The receiver ACKs every this many in-order packets (and the last; a NACK per
+    /// out-of-order packet regardless).
+    pub(crate) ack_every: u32,
+}
+
+impl Default for IrnParams {
+    fn default() -> Self {
+        IrnParams {
+            rto_low_s: 100e-6,
+            rto_high_s: 320e-6,
+            rto_low_packets: 3,
+            bdp_cap_packets: None,
+            ack_bytes: 64,
+            ack_every: 1,
+        }
+    }
+}
+
 impl TcpParams {
     fn validate(&self) -> Result<(), ConfigError> {
         let c = Check {
@@ -163,6 +209,104 @@ impl TcpParams {
     }
 }
 
+impl Scenario {
+    /// Shows each used transport's defaults in the resolved scenario; IRN's BDP cap, when
+    /// not given, is computed here from the topology ([`Scenario::irn_bdp_cap`]).
+    pub(crate) fn fill_transport_defaults(&mut self) {
+        self.transport.fill_defaults(&self.traffic);
+        if self
+            .transport
+            .irn
+            .is_some_and(|p| p.bdp_cap_packets.is_none())
+        {
+            let cap = self.irn_bdp_cap();
+            if let Some(p) = self.transport.irn.as_mut() {
+                p.bdp_cap_packets = Some(cap);
+            }
+        }
+    }
+
+    /// IRN's BDP cap: ceil(R x RTT / MTU), the bandwidth-delay product of the longest path in
+    /// packets (IRN section 3.2 caps packets in flight at the BDP of the network). R is the
+    /// fastest host link's rate; RTT an upper bound on the unloaded round trip of the longest
+    /// path of any irn entry (H links: the most from the entry's first sender, or its first
+    /// inline flow's, or the first host for a trace file, to any node, by breadth-first
+    /// search; the diameter in a symmetric fabric): H x (the largest link delay plus an
+    /// MTU's serialisation at R) out, H x (the delay plus an ACK's serialisation) back, and
+    /// the largest switch latency at each of the 2(H - 1) switches passed; MTU the largest
+    /// `frame_bytes` of an irn entry, with `model.wire_overhead_bytes`. At least 1.
+    pub(crate) fn irn_bdp_cap(&self) -> u32 {
+        let irn = || {
+            self.traffic
+                .iter()
+                .filter(|t| t.transport == Transport::Irn)
+        };
+        let hops = irn()
+            .filter_map(|t| {
+                let first_flow = t.flows.first().map(|f| &f.src);
+                t.hosts
+                    .first()
+                    .or(first_flow)
+                    .or(self.hosts.first().map(|h| &h.name))
+            })
+            .map(|src| self.eccentricity(src))
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64;
+        // The fastest host link: a flow leaves its NIC at most at its rate.
+        let hosts: HashSet<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
+        let rate = (self.links.iter())
+            .filter(|l| l.ends.iter().any(|e| hosts.contains(e.as_str())))
+            .map(|l| l.rate_bps)
+            .fold(0.0, f64::max);
+        let delay = (self.links.iter())
+            .map(|l| l.delay_s + l.delay_line_s)
+            .fold(0.0, f64::max);
+        let latency = self
+            .switches
+            .iter()
+            .map(|s| s.latency_s)
+            .fold(0.0, f64::max);
+        let overhead = self.model.wire_overhead_bytes;
+        let mtu_bits =
+            8.0 * f64::from(irn().map(|t| t.frame_bytes).max().unwrap_or(1500) + overhead);
+        let ack_bytes = self.transport.irn.map_or(64, |p| p.ack_bytes);
+        let ack_bits = 8.0 * f64::from(ack_bytes + overhead);
+        if rate <= 0.0 || !rate.is_finite() {
+            return 1;
+        }
+        let rtt_s =
+            hops * (2.0 * delay + (mtu_bits + ack_bits) / rate) + 2.0 * (hops - 1.0) * latency;
+        (rate * rtt_s / mtu_bits)
+            .ceil()
+            .clamp(1.0, f64::from(u32::MAX / 2)) as u32
+    }
+}
+
+impl Scenario {
+    /// Links from `src` to the node farthest from it (breadth-first search).
+    fn eccentricity(&self, src: &str) -> usize {
+        let mut adjacent: HashMap<&str, Vec<&str>> = HashMap::new();
+        for l in &self.links {
+            adjacent.entry(&l.ends[0]).or_default().push(&l.ends[1]);
+            adjacent.entry(&l.ends[1]).or_default().push(&l.ends[0]);
+        }
+        let mut seen: HashSet<&str> = HashSet::from([src]);
+        let (mut frontier, mut depth) = (vec![src], 0);
+        loop {
+            let next: Vec<&str> = (frontier.iter())
+                .flat_map(|n| adjacent.get(n).into_iter().flatten().copied())
+                .filter(|n| seen.insert(n))
+                .collect();
+            if next.is_empty() {
+                return depth;
+            }
+            frontier = next;
+            depth += 1;
+        }
+    }
+}
+
 impl TransportSpec {
     pub(crate) fn is_default(&self) -> bool {
         *self == TransportSpec::default()
@@ -175,6 +319,9 @@ impl TransportSpec {
         }
         if traffic.iter().any(|t| t.transport == Transport::Tcp) {
             self.tcp.get_or_insert_with(TcpParams::default);
+        }
+        if traffic.iter().any(|t| t.transport == Transport::Irn) {
+            self.irn.get_or_insert_with(IrnParams::default);
         }
     }
 
@@ -196,6 +343,41 @@ impl TransportSpec {
         }
         if let Some(t) = &self.tcp {
             t.validate()?;
+        }
+        if let Some(p) = &self.irn {
+            p.validate()?;
+        }
+        Ok(())
+    }
+}
+
+impl IrnParams {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let c = Check {
+            path: "transport.irn",
+        };
+        c.time_positive("rto_low_s", self.rto_low_s)?;
+        c.time_positive("rto_high_s", self.rto_high_s)?;
+        if self.rto_low_s > self.rto_high_s {
+            return Err(c.fail(
+                "rto_low_s",
+                format!(
+                    "must be <= rto_high_s (got {} > {})",
+                    self.rto_low_s, self.rto_high_s
+                ),
+            ));
+        }
+        if self.bdp_cap_packets == Some(0) {
+            return Err(c.fail("bdp_cap_packets", "must be >= 1 (got 0)"));
+        }
+        if self.ack_every == 0 {
+            return Err(c.fail("ack_every", "must be >= 1 (got 0)"));
+        }
+        if !(64..=9216).contains(&self.ack_bytes) {
+            return Err(c.fail(
+                "ack_bytes",
+                format!("must be in [64, 9216] (got {})", self.ack_bytes),
+            ));
         }
         Ok(())
     }

@@ -257,9 +257,11 @@ fn attach_transports(
     }
     let roce = sc.transport.roce.unwrap_or_default();
     let tcp = sc.transport.tcp.unwrap_or_default();
+    let irn = sc.transport.irn.unwrap_or_default();
     for node in nodes.iter_mut() {
         if let Node::Host(h) = node {
-            h.transports = Some(Box::new(Transports::new(roce).with_tcp(tcp)));
+            let transports = Transports::new(roce).with_tcp(tcp).with_irn(irn);
+            h.transports = Some(Box::new(transports));
         }
     }
     Ok(())

@@ -30,7 +30,7 @@ impl<'a> Builder<'a> {
             delay_s: self.spec.host_link_delay_s,
             delay_line_s: 0.0,
             schedule: Vec::new(),
-            loss_rate: 0.0,
+            loss_rate: self.spec.link_loss_rate,
         });
         self.hosts.push(self.spec.host.host(name));
     }
@@ -47,7 +47,7 @@ impl<'a> Builder<'a> {
             delay_s: self.spec.fabric_link_delay_s,
             delay_line_s: 0.0,
             schedule: Vec::new(),
-            loss_rate: 0.0,
+            loss_rate: self.spec.link_loss_rate,
         });
     }
 

@@ -4,6 +4,7 @@
 //! do; this file is the glue that makes their frames and timer events:
 //!
 //! - `roce.rs`: RoCEv2 reliable connection with go-back-N (the DCQCN and IRN papers' model).
+//! - `irn.rs`: IRN's selective repeat, RTO_low / RTO_high and BDP cap (SIGCOMM 2018).
 //! - `tcp.rs`: TCP's loss recovery (NewReno, optional SACK, RTO, delayed ACKs), with
 //!   `newreno.rs` its default congestion window, which the glue holds and gates it on.
 //!
@@ -14,6 +15,7 @@
 //! sender (unpaced, like a scheme's probe), then queued, paused and dropped in the switches
 //! like data. Nothing here names a scheme.
 
+mod irn;
 mod newreno;
 mod roce;
 mod tcp;
@@ -27,7 +29,7 @@ use crate::engine::{EventKind, NodeIdx};
 use crate::flows::FlowState;
 use crate::net::frame::{AckFields, FlowId, Frame, HostId, Payload};
 use crate::net::Ctx;
-use crate::scenario::{RoceParams, TcpParams, Transport};
+use crate::scenario::{IrnParams, RoceParams, TcpParams, Transport};
 use crate::stats::ControlKind;
 use crate::time::{serialization_time, SimTime};
 
@@ -38,6 +40,7 @@ pub(crate) struct Transports {
     tcp: TcpParams,
     tcp_rto: tcp::RtoBounds,
     delayed_ack: SimTime,
+    pub(crate) irn: IrnParams,
     sending: FxHashMap<FlowId, Sending>,
     receiving: FxHashMap<FlowId, ReceiverQp>,
 }
@@ -66,6 +69,8 @@ struct Sending {
 #[derive(Clone, Debug)]
 enum SenderQp {
     GoBackN(roce::GoBackN),
+    /// Boxed: IRN's scoreboard would make every flow's entry as large.
+    Irn(Box<irn::SelectiveRepeat>),
     /// Boxed: a TCP sender (its SACK scoreboard, RTO and window) is larger than RoCE's.
     Tcp(Box<TcpQp>),
 }
@@ -82,13 +87,16 @@ struct TcpQp {
 #[derive(Clone, Debug)]
 enum ReceiverQp {
     InOrder(roce::InOrder),
+    Irn(Box<irn::SackReceiver>),
     Tcp(Box<tcp::TcpReceiver>),
 }
 
 /// What a receiver did with a data packet, as the glue acts on it.
 #[derive(Clone, Copy, Debug)]
 struct Received {
-    /// Packets released to the application in order, from the one that arrived.
+    /// Packets `released_from..released_from + released` went to the application now, in
+    /// order (an out-of-order buffer releases those the arriving packet unblocks).
+    released_from: u32,
     released: u32,
     complete: bool,
     reply: Option<Reply>,
@@ -116,6 +124,9 @@ pub(crate) struct AckSeen {
     pub(crate) kind: ReplyKind,
     /// Every packet before this one is held in order at the receiver.
     pub(crate) cumulative: u32,
+    /// The data packet that triggered it (`AckFields::sacked`): held out of order at the
+    /// receiver if this is a NACK (IRN's selective ack).
+    pub(crate) sacked: u32,
 }
 
 /// What an ACK or NACK did at the sender.
@@ -159,11 +170,16 @@ impl Reply {
 /// What a receiver did with a data packet.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RxOutcome {
-    /// Its bytes go to the application (in order, once).
+    /// The receiver took the packet (released it, or held it out of order); false: a
+    /// duplicate or, for go-back-N, an out-of-order packet discarded.
     pub(crate) accepted: bool,
     /// The flow's every byte is now held: the receiver's state can go.
     pub(crate) complete: bool,
     pub(crate) reply: Option<Reply>,
+    /// Packets `released_from..released_from + released` went to the application now (in
+    /// order: an out-of-order buffer releases the packets a late one unblocks).
+    pub(crate) released_from: u32,
+    pub(crate) released: u32,
 }
 
 impl SenderQp {
@@ -172,6 +188,7 @@ impl SenderQp {
         packets: u32,
         tcp: &TcpParams,
         bounds: tcp::RtoBounds,
+        irn: &IrnParams,
         own_window: bool,
     ) -> SenderQp {
         match transport {
@@ -179,6 +196,15 @@ impl SenderQp {
                 tx: tcp::TcpSender::new(packets, tcp.sack, tcp.dupack_threshold, bounds),
                 cc: own_window.then(|| newreno::NewReno::new(tcp.initial_cwnd_packets)),
             })),
+            Transport::Irn => SenderQp::Irn(Box::new(irn::SelectiveRepeat::new(
+                packets,
+                irn::IrnConfig {
+                    bdp_cap: irn.bdp_cap_packets.unwrap_or(u32::MAX),
+                    rto_low_below: irn.rto_low_packets,
+                    rto_low: SimTime::from_secs_f64(irn.rto_low_s),
+                    rto_high: SimTime::from_secs_f64(irn.rto_high_s),
+                },
+            ))),
             _ => SenderQp::GoBackN(roce::GoBackN::new(packets)),
         }
     }
@@ -187,6 +213,7 @@ impl SenderQp {
         match self {
             SenderQp::GoBackN(s) => s.next_packet(),
             SenderQp::Tcp(s) => s.tx.next_packet(),
+            SenderQp::Irn(s) => s.next_packet(),
         }
     }
 
@@ -202,13 +229,14 @@ impl SenderQp {
                         .map_or(u32::MAX, newreno::NewReno::window_packets);
                 s.tx.has_forced() || (s.tx.has_data() && s.tx.in_flight() < window)
             }
+            SenderQp::Irn(s) => s.has_more(),
         }
     }
 
     /// A retransmission is due that no window gates (TCP's fast retransmit).
     fn has_forced(&self) -> bool {
         match self {
-            SenderQp::GoBackN(_) => false,
+            SenderQp::GoBackN(_) | SenderQp::Irn(_) => false,
             SenderQp::Tcp(s) => s.tx.has_forced(),
         }
     }
@@ -237,6 +265,7 @@ impl SenderQp {
                 }
                 out
             }
+            SenderQp::Irn(s) => s.on_ack(ack),
         }
     }
 
@@ -250,6 +279,7 @@ impl SenderQp {
                     cc.on_loss(LossSignal::Timeout, flight);
                 }
             }
+            SenderQp::Irn(s) => s.on_timeout(),
         }
     }
 
@@ -257,6 +287,7 @@ impl SenderQp {
         match self {
             SenderQp::GoBackN(s) => s.is_complete(),
             SenderQp::Tcp(s) => s.tx.is_complete(),
+            SenderQp::Irn(s) => s.is_complete(),
         }
     }
 
@@ -264,6 +295,7 @@ impl SenderQp {
     fn rto(&self, fixed: SimTime) -> SimTime {
         match self {
             SenderQp::GoBackN(_) => fixed,
+            SenderQp::Irn(s) => s.rto(),
             SenderQp::Tcp(s) => s.tx.rto(),
         }
     }
@@ -272,6 +304,7 @@ impl SenderQp {
     fn in_flight(&self) -> u32 {
         match self {
             SenderQp::GoBackN(s) => s.in_flight(),
+            SenderQp::Irn(s) => s.in_flight(),
             SenderQp::Tcp(s) => s.tx.in_flight(),
         }
     }
@@ -294,10 +327,27 @@ impl Sending {
     }
 }
 
+impl From<RxOutcome> for Received {
+    fn from(o: RxOutcome) -> Received {
+        debug_assert!(
+            o.accepted || o.released == 0,
+            "a discarded packet releases nothing"
+        );
+        Received {
+            released_from: o.released_from,
+            released: o.released,
+            complete: o.complete,
+            reply: o.reply,
+            arm_timer: None,
+        }
+    }
+}
+
 impl ReceiverQp {
     fn for_flow(transport: Transport) -> ReceiverQp {
         match transport {
             Transport::Tcp => ReceiverQp::Tcp(Box::new(tcp::TcpReceiver::new())),
+            Transport::Irn => ReceiverQp::Irn(Box::default()),
             _ => ReceiverQp::InOrder(roce::InOrder::default()),
         }
     }
@@ -313,24 +363,18 @@ impl ReceiverQp {
         now: SimTime,
     ) -> Received {
         match self {
-            ReceiverQp::InOrder(r) => {
-                let o = r.on_data(psn, packets, acking.0);
-                Received {
-                    released: o.accepted as u32,
-                    complete: o.complete,
-                    reply: o.reply,
-                    arm_timer: None,
-                }
-            }
+            ReceiverQp::InOrder(r) => Received::from(r.on_data(psn, packets, acking.0)),
             ReceiverQp::Tcp(r) => {
                 let o = r.on_data(psn, packets, echo, now, acking.1);
                 Received {
+                    released_from: psn,
                     released: o.released,
                     complete: o.complete,
                     reply: o.reply,
                     arm_timer: o.arm_timer,
                 }
             }
+            ReceiverQp::Irn(r) => Received::from(r.on_data(psn, packets, acking.0)),
         }
     }
 }
@@ -360,6 +404,7 @@ impl Transports {
             tcp: TcpParams::default(),
             tcp_rto: tcp_rto(&TcpParams::default()),
             delayed_ack: SimTime::ZERO,
+            irn: IrnParams::default(),
             sending: FxHashMap::default(),
             receiving: FxHashMap::default(),
         }
@@ -373,11 +418,19 @@ impl Transports {
         self
     }
 
-    /// The ACK size of `transport`'s flows.
-    fn ack_bytes(&self, transport: Transport) -> u32 {
+    /// With IRN's parameters (its BDP cap resolved).
+    pub(crate) fn with_irn(mut self, irn: IrnParams) -> Transports {
+        self.irn = irn;
+        self
+    }
+
+    /// The receiver's ACK policy (ACK every this many in-order packets; TCP's delayed ACKs
+    /// are its own) and the ACK/NACK size of a flow of `transport`.
+    fn acks(&self, transport: Transport) -> (u32, u32) {
         match transport {
-            Transport::Tcp => self.tcp.ack_bytes,
-            _ => self.roce.ack_bytes,
+            Transport::Tcp => (1, self.tcp.ack_bytes),
+            Transport::Irn => (self.irn.ack_every, self.irn.ack_bytes),
+            _ => (self.roce.ack_every, self.roce.ack_bytes),
         }
     }
 
@@ -421,7 +474,7 @@ pub(super) fn next_frame(
     let f = &mut ctx.flows.flows[id as usize];
     let n = packets(f);
     let transport = f.row.transport;
-    let (tcp, bounds) = (&tp.tcp, tp.tcp_rto);
+    let (tcp, bounds, irn) = (&tp.tcp, tp.tcp_rto, &tp.irn);
     let qp = tp.sending.entry(id).or_insert_with(|| {
         let start = FlowStart {
             line_rate_bps,
@@ -432,7 +485,7 @@ pub(super) fn next_frame(
         // The scheme's controller, if it has one, replaces the transport's own window.
         let cc = SenderCc::new(ctx.scheme, &start);
         Sending {
-            tx: SenderQp::for_flow(transport, n, tcp, bounds, cc.is_none()),
+            tx: SenderQp::for_flow(transport, n, tcp, bounds, irn, cc.is_none()),
             cc,
             mss_bytes: f.row.frame_bytes,
             paced_until: SimTime::ZERO,
@@ -492,6 +545,7 @@ impl Host {
         let seen = AckSeen {
             kind,
             cumulative: frame.seq,
+            sacked: fields.sacked,
         };
         let now = ctx.q.now();
         let outcome = qp.tx.on_ack(&seen, &fields, now);
@@ -637,7 +691,7 @@ impl Host {
             Some(Reply::ack(n, frame.seq))
         } else {
             let transport = f.row.transport;
-            let (ack_every, delay) = (tp.roce.ack_every, tp.delayed_ack);
+            let (ack_every, delay) = (tp.acks(transport).0, tp.delayed_ack);
             let rx = tp
                 .receiving
                 .entry(id)
@@ -651,7 +705,7 @@ impl Host {
                     .schedule(at, EventKind::TransportAckTimer { node: me, flow: id });
             }
             if outcome.released > 0 {
-                let bytes = packets_bytes(f, frame.seq, outcome.released);
+                let bytes = packets_bytes(f, outcome.released_from, outcome.released);
                 ctx.flows.on_delivered(id, bytes, now);
             }
             outcome.reply
@@ -714,10 +768,7 @@ impl Host {
         ctx: &mut Ctx,
     ) {
         let transport = ctx.flows.flows[id as usize].row.transport;
-        let bytes = self
-            .transports
-            .as_ref()
-            .map_or(64, |t| t.ack_bytes(transport));
+        let bytes = self.transports.as_ref().map_or(64, |t| t.acks(transport).1);
         let (payload, counter) = match reply.kind {
             ReplyKind::Ack => (Payload::Ack(fields), ControlKind::Ack),
             ReplyKind::Nack => (Payload::Nack(fields), ControlKind::Nack),

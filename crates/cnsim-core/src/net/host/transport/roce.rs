@@ -115,6 +115,8 @@ impl InOrder {
                 accepted: true,
                 complete,
                 reply: ack.then(|| Reply::ack(self.expected, psn)),
+                released_from: psn,
+                released: 1,
             }
         } else if psn > self.expected {
             let first_of_gap = !self.nacked;
@@ -123,12 +125,16 @@ impl InOrder {
                 accepted: false,
                 complete: false,
                 reply: first_of_gap.then(|| Reply::nack(self.expected, psn)),
+                released_from: self.expected,
+                released: 0,
             }
         } else {
             RxOutcome {
                 accepted: false,
                 complete: false,
                 reply: Some(Reply::ack(self.expected, psn)),
+                released_from: self.expected,
+                released: 0,
             }
         }
     }
@@ -139,7 +145,11 @@ mod tests {
     use super::*;
 
     fn ack(kind: ReplyKind, cumulative: u32) -> AckSeen {
-        AckSeen { kind, cumulative }
+        AckSeen {
+            kind,
+            cumulative,
+            sacked: 0,
+        }
     }
 
     fn sent_psns(tx: &mut GoBackN, n: usize) -> Vec<u32> {
