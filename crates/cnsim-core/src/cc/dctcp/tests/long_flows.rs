@@ -48,8 +48,7 @@ fn scenario(n: usize, duration_s: f64) -> String {
     s
 }
 
-fn series(report: &crate::Report, metric: &str, entity: &str, from_s: f64) -> Vec<(f64, f64)> {
-    let ts = &report.timeseries;
+fn series(ts: &crate::TimeSeries, metric: &str, entity: &str, from_s: f64) -> Vec<(f64, f64)> {
     let m = ts.metrics.iter().position(|x| x == metric).expect("metric") as u32;
     let e = ts.entities.iter().position(|x| x == entity).expect("entity") as u32;
     (0..ts.time_s.len())
@@ -127,9 +126,9 @@ fn analysis(n: usize) -> Analysis {
 fn run_n(n: usize) -> (f64, Sawtooth) {
     let report = crate::run_toml(&scenario(n, 0.04), &[], None, &mut |_| true).expect("runs");
     let from_s = 0.01;
-    let rx = series(&report, "host_rx_bps", "recv", from_s);
+    let rx = series(&report.timeseries, "host_rx_bps", "recv", from_s);
     let util = rx.iter().map(|x| x.1).sum::<f64>() / rx.len() as f64 / RATE_BPS;
-    let q: Vec<(f64, f64)> = series(&report, "queue_bytes", "sw->recv", from_s)
+    let q: Vec<(f64, f64)> = series(&report.timeseries, "queue_bytes", "sw->recv", from_s)
         .into_iter()
         .map(|(t, v)| (t, v / MSS))
         .collect();
