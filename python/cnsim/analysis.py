@@ -577,7 +577,7 @@ def steady_state(
       deviation of `queue_bytes` of `port` over the probes (instantaneous samples);
     - `steady_throughput_bps`: mean `port_tx_bps` of `port`;
     - `steady_n_flows`: rate limiters (`rp_rate_bps` entities matching `entities`) with a sample
-      in the window;
+      in the window (0, and NaN rate statistics, in a run without rate limiters);
     - `steady_rate_mean_bps`, `steady_rate_cv`: mean of every limiter's CR sample in the window
       pooled, and their standard deviation over that mean: the rate oscillation, in time and
       across flows together;
@@ -588,7 +588,10 @@ def steady_state(
     if queue.empty:
         raise ValueError(f"no probe of {port!r} within [{start}, {end}] s")
     tx = in_window(wide(timeseries, "port_tx_bps", [port])[port], [start, end]).dropna()
-    rates = wide(timeseries, "rp_rate_bps", entities)
+    if (timeseries["metric"] == "rp_rate_bps").any():
+        rates = wide(timeseries, "rp_rate_bps", entities)
+    else:  # no rate limiter in the run (a window-based scheme: DCTCP): no rate statistics
+        rates = queue.to_frame().iloc[:, :0]
     rates = rates[(rates.index >= start) & (rates.index <= end)]
     rates = rates.dropna(axis=1, how="all")
     samples = rates.to_numpy(dtype=float).ravel()

@@ -56,6 +56,7 @@ schemes! {
     PathProbe(path_probe::PathProbe) sends PathProbe,
     Dcqcn(dcqcn::Dcqcn) sends Cnp,
     E2cm(e2cm::E2cm) sends E2cm,
+    Dctcp(dctcp::Dctcp) sends Dctcp,
     #[cfg(test)]
     MarkAll(mark_all::MarkAll) sends Mark,
     #[cfg(test)]
