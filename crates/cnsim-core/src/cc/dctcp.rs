@@ -253,8 +253,12 @@ impl DctcpSender {
 
     pub(crate) fn on_loss(&mut self, loss: LossSignal) {
         match loss {
-            LossSignal::Nack if self.may_reduce() => self.reduce_to(self.cwnd_bytes / 2.0),
-            LossSignal::Nack => {}
+            // A NACK (roce, irn) or TCP's fast retransmit: halve once per window (RFC 8257
+            // 3.5: a loss is treated as in standard TCP).
+            LossSignal::Nack | LossSignal::FastRetransmit if self.may_reduce() => {
+                self.reduce_to(self.cwnd_bytes / 2.0)
+            }
+            LossSignal::Nack | LossSignal::FastRetransmit => {}
             LossSignal::Timeout => {
                 self.reduce_to(self.cwnd_bytes / 2.0);
                 self.cwnd_bytes = self.mss_bytes; // the loss window
