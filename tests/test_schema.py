@@ -83,7 +83,7 @@ BAD_FIELDS = [
     ("load = 0.5\n", "load = 1.5\n", "traffic[0].load"),  # out of (0, 1]
     ('name = "ep0"\n', 'name = "ep0"\ncolour = "red"\n', "hosts[0].colour"),  # unknown key
     ("duration_s = 0.1\n", "duration_s = -1.0\n", "duration_s"),
-    ('scheme = "bcn"\n', 'scheme = "timely"\n', "congestion.scheme"),  # not implemented
+    ('scheme = "bcn"\n', 'scheme = "vegas"\n', "congestion.scheme"),  # not implemented
 ]
 
 

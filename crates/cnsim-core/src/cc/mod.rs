@@ -57,6 +57,7 @@ schemes! {
     Dcqcn(dcqcn::Dcqcn) sends Cnp,
     E2cm(e2cm::E2cm) sends E2cm,
     Dctcp(dctcp::Dctcp) sends Dctcp,
+    Timely(timely::Timely) sends Timely,
     #[cfg(test)]
     MarkAll(mark_all::MarkAll) sends Mark,
     #[cfg(test)]
