@@ -3,7 +3,6 @@
 
 use super::Host;
 
-use super::voq::voq_key;
 use crate::cc::{CcMsg, Limiter};
 use crate::engine::{EventKind, NodeIdx};
 use crate::net::frame::{FlowId, HostId};
@@ -122,10 +121,11 @@ impl Host {
         let now = ctx.q.now();
         let line_rate = self.port.line_rate_bps;
         let slot = if self.is_queue_pair(flow_id, ctx) {
-            match self.voq_slot.get(&voq_key(flow_dst, flow_id)) {
-                Some(&slot) => slot,
-                None => return,
+            if ctx.flows.flows[flow_id as usize].sender_end.is_some() {
+                return; // its VOQ may linger until the round robin passes; its RP must not
             }
+            // Made if the window holds the flow and its VOQ went meanwhile: the RP keeps it.
+            self.slot_for(flow_dst, flow_id, ctx)
         } else {
             self.slot_of(flow_dst, ctx)
         };

@@ -215,3 +215,43 @@ fn a_waiting_limiter_accrues_up_to_its_bucket() {
     // keeps picosecond rounding of the pacing times out of the count).
     assert_eq!(burst_after_wait(30_750.0), 21);
 }
+
+/// Feedback for a queue pair reaches that QP's own reaction point, not its destination's; and
+/// feedback for a queue pair whose sender has completed installs nothing (its VOQ may linger
+/// until the round robin passes, but an RP there would never be released).
+#[test]
+fn queue_pair_feedback_goes_to_its_own_rp_and_none_after_it_completes() {
+    use crate::scenario::Transport;
+    use crate::traffic::flows::FlowRow;
+    let row = |transport| FlowRow {
+        start_s: 0.0,
+        src: 0,
+        dst: 1,
+        size_bytes: 15_000,
+        priority: 0,
+        frame_bytes: 1500,
+        transport,
+    };
+    let mut host = plain_host();
+    let flows = crate::flows::FlowTable::new(vec![row(Transport::Roce), row(Transport::Roce)]);
+    let mut world = Network::new(Vec::new(), flows, Scheme::Qcn(QcnParams::default()), 64);
+    let (_, mut ctx) = world.ctx();
+    ctx.flows.flows[1].sender_end = Some(SimTime::ZERO);
+    let about = |flow_id| {
+        let mut f = cnm(63);
+        f.flow_id = flow_id;
+        f
+    };
+    host.receive(0, about(0), &mut ctx);
+    let qp = host.voq_slot[&voq::voq_key(1, 0)];
+    assert!(host.voqs[qp as usize].limiter.is_some(), "QP 0's RP");
+    assert!(
+        host.voq(1).is_none(),
+        "no RP for the destination's open-loop VOQ"
+    );
+    host.receive(0, about(1), &mut ctx);
+    assert!(
+        !host.voq_slot.contains_key(&voq::voq_key(1, 1)),
+        "QP 1 has completed"
+    );
+}
