@@ -495,22 +495,9 @@ mod tests {
 /// Through the glue (`mod.rs`): what crosses the link, frame by frame.
 #[cfg(test)]
 mod glue_tests {
+    use super::super::tests::single_drop;
     use super::super::{ReplyKind, Transports};
-    use crate::cc::Scheme;
-    use crate::engine::EventKind;
-    use crate::flows::FlowTable;
-    use crate::net::frame::Payload;
-    use crate::net::link_loss::LinkLoss;
-    use crate::net::Node;
-    use crate::rng::{stream, StreamKind};
     use crate::scenario::{IrnParams, RoceParams, Transport};
-    use crate::testkit::TestNet;
-    use crate::time::SimTime;
-    use crate::traffic::flows::FlowRow;
-
-    /// (reply kind or None for data, seq, the ACK's `sacked`) of each frame reaching a link's
-    /// far end, in order.
-    type Seen = Vec<(Option<ReplyKind>, u32, u32)>;
 
     /// Host a sends one irn flow of 8 full frames to b (10 Gb/s, 1 us); a's link loses the
     /// first transmission of packet 1. Frame time 1.2 us: packet 2 reaches b at 4.6 us and
@@ -519,49 +506,12 @@ mod glue_tests {
     /// (`transport/mod.rs`'s test) resends 1, 2, 3, 4.
     #[test]
     fn a_drop_is_resent_alone_after_the_frame_in_progress() {
-        let mut tn = TestNet::two_hosts(Scheme::None);
-        tn.net.flows = FlowTable::new(vec![FlowRow {
-            start_s: 0.0,
-            src: 0,
-            dst: 1,
-            size_bytes: 8 * 1500,
-            priority: 0,
-            frame_bytes: 1500,
-            transport: Transport::Irn,
-        }]);
         let irn = IrnParams {
             bdp_cap_packets: Some(100),
             ..IrnParams::default()
         };
-        for node in 0..2 {
-            let tp = Transports::new(RoceParams::default()).with_irn(irn);
-            tn.host(node).transports = Some(Box::new(tp));
-        }
-        let mut loss = LinkLoss::new(0.0, stream(1, StreamKind::Misc, 0));
-        loss.drop_once(0, 1);
-        tn.host(0).port.loss = Some(Box::new(loss));
-        tn.at(SimTime::ZERO, |net| {
-            net.flows.started = 1;
-            let (nodes, mut ctx) = net.ctx();
-            if let Node::Host(h) = &mut nodes[0] {
-                h.start_flow(0, 0, 1, &mut ctx);
-            }
-        });
-        let (mut from_a, mut from_b): (Seen, Seen) = (Vec::new(), Vec::new());
-        tn.run_until(SimTime::from_micros(100), |net, ev| {
-            if let EventKind::Arrive { node, port } = *ev {
-                let f = net.nodes[node as usize].ports()[port as usize]
-                    .pipe_head()
-                    .expect("an arrival has a frame");
-                let (kind, sacked) = match f.payload {
-                    Payload::Ack(a) => (Some(ReplyKind::Ack), a.sacked),
-                    Payload::Nack(a) => (Some(ReplyKind::Nack), a.sacked),
-                    _ => (None, 0),
-                };
-                let seen = if node == 0 { &mut from_a } else { &mut from_b };
-                seen.push((kind, f.seq, sacked));
-            }
-        });
+        let room = || Transports::new(RoceParams::default()).with_irn(irn);
+        let (mut tn, from_a, from_b) = single_drop(Transport::Irn, 8, 1, room, 100);
         let psns: Vec<u32> = from_a.iter().map(|&(_, s, _)| s).collect();
         assert_eq!(psns, [0, 1, 2, 3, 4, 1, 5, 6, 7]);
         let ack = |c, s| (Some(ReplyKind::Ack), c, s);

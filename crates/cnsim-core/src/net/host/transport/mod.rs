@@ -789,7 +789,7 @@ impl Host {
     }
 }
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::cc::Scheme;
     use crate::flows::FlowTable;
@@ -800,38 +800,36 @@ mod tests {
     use crate::testkit::TestNet;
     use crate::traffic::flows::FlowRow;
 
-    /// What crossed the link from `node`: (reply kind, seq) of each frame, in arrival order
-    /// (None for data), so ACKs compare by kind and PSN alone.
-    type Seen = Vec<(Option<ReplyKind>, u32)>;
+    /// What crossed a link, in arrival order: (reply kind, or None for data; seq; the ACK's
+    /// `sacked`, 0 for data).
+    pub(in crate::net::host::transport) type Seen = Vec<(Option<ReplyKind>, u32, u32)>;
 
-    fn kind(p: &Payload) -> Option<ReplyKind> {
-        match p {
-            Payload::Ack(_) => Some(ReplyKind::Ack),
-            Payload::Nack(_) => Some(ReplyKind::Nack),
-            _ => None,
-        }
-    }
-
-    /// Host a sends one roce flow of 5 full frames to b (10 Gb/s, 1 us); a's link loses the
-    /// first transmission of packet 1. The test kit records every frame that reaches the far
-    /// end of each link (lost ones too: they are lost on arrival).
-    #[test]
-    fn go_back_n_resends_from_the_nacked_packet_and_state_goes_with_the_flow() {
+    /// Host a sends one flow of `packets` full 1500 B frames over `transport` to b (10 Gb/s,
+    /// 1 us), both hosts with the room `room` makes; a's link loses the first transmission of
+    /// packet `lost`. The test kit records every frame that reaches the far end of each link
+    /// (lost ones too: they are lost on arrival) until `until_us`: (the net, from a, from b).
+    pub(in crate::net::host::transport) fn single_drop(
+        transport: Transport,
+        packets: u64,
+        lost: u32,
+        room: impl Fn() -> Transports,
+        until_us: u64,
+    ) -> (TestNet, Seen, Seen) {
         let mut tn = TestNet::two_hosts(Scheme::None);
         tn.net.flows = FlowTable::new(vec![FlowRow {
             start_s: 0.0,
             src: 0,
             dst: 1,
-            size_bytes: 5 * 1500,
+            size_bytes: packets * 1500,
             priority: 0,
             frame_bytes: 1500,
-            transport: Transport::Roce,
+            transport,
         }]);
         for node in 0..2 {
-            tn.host(node).transports = Some(Box::new(Transports::new(RoceParams::default())));
+            tn.host(node).transports = Some(Box::new(room()));
         }
         let mut loss = LinkLoss::new(0.0, stream(1, StreamKind::Misc, 0));
-        loss.drop_once(0, 1);
+        loss.drop_once(0, lost);
         tn.host(0).port.loss = Some(Box::new(loss));
         tn.at(SimTime::ZERO, |net| {
             net.flows.started = 1;
@@ -841,15 +839,35 @@ mod tests {
             }
         });
         let (mut from_a, mut from_b): (Seen, Seen) = (Vec::new(), Vec::new());
-        tn.run_until(SimTime::from_micros(100), |net, ev| {
+        tn.run_until(SimTime::from_micros(until_us), |net, ev| {
             if let EventKind::Arrive { node, port } = *ev {
                 let f = net.nodes[node as usize].ports()[port as usize]
                     .pipe_head()
                     .expect("an arrival has a frame");
+                let (kind, sacked) = match f.payload {
+                    Payload::Ack(a) => (Some(ReplyKind::Ack), a.sacked),
+                    Payload::Nack(a) => (Some(ReplyKind::Nack), a.sacked),
+                    _ => (None, 0),
+                };
                 let seen = if node == 0 { &mut from_a } else { &mut from_b };
-                seen.push((kind(&f.payload), f.seq));
+                seen.push((kind, f.seq, sacked));
             }
         });
+        (tn, from_a, from_b)
+    }
+
+    /// (kind, seq) of what crossed a link: ACKs compared by kind and PSN alone.
+    fn kinds(seen: &Seen) -> Vec<(Option<ReplyKind>, u32)> {
+        seen.iter().map(|&(k, s, _)| (k, s)).collect()
+    }
+
+    /// Host a sends one roce flow of 5 full frames to b; a's link loses packet 1's first
+    /// transmission (`single_drop`).
+    #[test]
+    fn go_back_n_resends_from_the_nacked_packet_and_state_goes_with_the_flow() {
+        let roce = || Transports::new(RoceParams::default());
+        let (mut tn, from_a, from_b) = single_drop(Transport::Roce, 5, 1, roce, 100);
+        let (from_a, from_b) = (kinds(&from_a), kinds(&from_b));
         let psns: Vec<u32> = from_a.iter().map(|&(_, s)| s).collect();
         // Packet 2's arrival makes the NACK for 1; it is back at a (about 5.6 us) after a
         // started packet 4 (4.8 us): a goes back to 1 and sends 1..4 again.
@@ -880,44 +898,13 @@ mod tests {
     /// (5's) covers the recover point 11: recovery ends, cwnd = 3, above the 3-frame RTT.
     #[test]
     fn newreno_fast_recovery_on_a_single_drop() {
-        let mut tn = TestNet::two_hosts(Scheme::None);
-        tn.net.flows = FlowTable::new(vec![FlowRow {
-            start_s: 0.0,
-            src: 0,
-            dst: 1,
-            size_bytes: 20 * 1500,
-            priority: 0,
-            frame_bytes: 1500,
-            transport: Transport::Tcp,
-        }]);
         let tcp = TcpParams {
             sack: false,
             ..TcpParams::default()
         };
-        for node in 0..2 {
-            let tp = Transports::new(RoceParams::default()).with_tcp(tcp);
-            tn.host(node).transports = Some(Box::new(tp));
-        }
-        let mut loss = LinkLoss::new(0.0, stream(1, StreamKind::Misc, 0));
-        loss.drop_once(0, 5);
-        tn.host(0).port.loss = Some(Box::new(loss));
-        tn.at(SimTime::ZERO, |net| {
-            net.flows.started = 1;
-            let (nodes, mut ctx) = net.ctx();
-            if let Node::Host(h) = &mut nodes[0] {
-                h.start_flow(0, 0, 1, &mut ctx);
-            }
-        });
-        let (mut from_a, mut from_b): (Seen, Seen) = (Vec::new(), Vec::new());
-        tn.run_until(SimTime::from_micros(200), |net, ev| {
-            if let EventKind::Arrive { node, port } = *ev {
-                let f = net.nodes[node as usize].ports()[port as usize]
-                    .pipe_head()
-                    .expect("an arrival has a frame");
-                let seen = if node == 0 { &mut from_a } else { &mut from_b };
-                seen.push((kind(&f.payload), f.seq));
-            }
-        });
+        let room = || Transports::new(RoceParams::default()).with_tcp(tcp);
+        let (mut tn, from_a, from_b) = single_drop(Transport::Tcp, 20, 5, room, 200);
+        let (from_a, from_b) = (kinds(&from_a), kinds(&from_b));
         let psns: Vec<u32> = from_a.iter().map(|&(_, s)| s).collect();
         let mut want: Vec<u32> = (0..=10).collect();
         want.push(5);
