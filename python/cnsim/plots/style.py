@@ -44,6 +44,8 @@ AXIS_NAMES = {
     "cp_fb": "feedback Fb",
     "cp_messages": "congestion messages (cumulative)",
     "rp_feedback": "feedback held by the rate limiter",
+    "cc_window_bytes": "congestion window",
+    "cc_rate_bps": "sender pacing rate",
     "throughput_bps": "throughput",
     "peak_queue_bytes": "peak queue",
     "mean_queue_bytes": "mean queue",

@@ -17,7 +17,9 @@
 //!   data frame and every message addressed to it, and may answer the frame's source.
 //! - **Sender**, a transported flow's congestion controller at its source ([`SenderCc`]): hears
 //!   every ACK (bytes acknowledged, an RTT sample, the ECN echo) and every loss the transport
-//!   infers, and sets the flow's window and pacing rate (window- and ACK-driven schemes).
+//!   infers, and sets the flow's window and pacing rate (window- and ACK-driven schemes). A
+//!   scheme may ask switches to stamp in-band telemetry on transported data frames
+//!   ([`Telemetry`]: per hop the queue, bytes sent, time and rate), which the ACK carries back.
 //!
 //! Messages ([`CcMsg`]) are the scheme's own payload: switches and hosts route, queue and count
 //! them without knowing what they mean. Each says whether it rides the control priority (strict
@@ -30,6 +32,7 @@
 mod registry;
 mod scheme;
 mod table;
+mod telemetry;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -45,6 +48,7 @@ pub(crate) use scheme::{
     NoSender, NpFrame, Pacing, Transmitted, NO_TAG,
 };
 pub(crate) use table::{lay_table_over, SchemeName};
+pub(crate) use telemetry::{HopTelemetry, Telemetry};
 
 // The registry. Adding a scheme: its file under `cc/` and one line here (docs/hooks.md).
 // `Variant(module::Type) sends Message`: the dispatch enums' variant, the scheme's file (and
@@ -58,6 +62,7 @@ schemes! {
     E2cm(e2cm::E2cm) sends E2cm,
     Dctcp(dctcp::Dctcp) sends Dctcp,
     Timely(timely::Timely) sends Timely,
+    Hpcc(hpcc::Hpcc) sends Hpcc,
     #[cfg(test)]
     MarkAll(mark_all::MarkAll) sends Mark,
     #[cfg(test)]

@@ -163,6 +163,14 @@ macro_rules! schemes {
                     $( $(#[$attr])* Scheme::$V(c) => Variant::$V(<$module::$T as CcScheme>::variant(c)), )+
                 }
             }
+
+            /// Switches stamp in-band telemetry on transported data frames.
+            pub(crate) fn stamps_telemetry(&self) -> bool {
+                match self {
+                    Scheme::None => false,
+                    $( $(#[$attr])* Scheme::$V(c) => <$module::$T as CcScheme>::stamps_telemetry(c), )+
+                }
+            }
         }
 
         impl CcMsg {

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{CcMsg, CongestionSpec, MessageKind};
+use super::{CcMsg, CongestionSpec, MessageKind, Telemetry};
 use crate::error::{Check, ConfigError, MAX_FRAME_BYTES};
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -151,6 +151,9 @@ pub(crate) struct AckEvent {
     pub(crate) ece: bool,
     /// Bytes in flight after this ACK.
     pub(crate) in_flight_bytes: u64,
+    /// What the switches stamped on the data frame that triggered it (None unless the scheme
+    /// asks for telemetry, [`CcScheme::stamps_telemetry`]).
+    pub(crate) telemetry: Option<Telemetry>,
 }
 
 /// A loss the transport inferred, as the sender's congestion controller hears it.
@@ -364,5 +367,10 @@ pub(crate) trait CcScheme {
     /// The pacing rate of the flow's data frames (None: as fast as the NIC serves the flow).
     fn pacing_bps(_sender: &Self::Sender) -> Option<f64> {
         None
+    }
+    /// Switches stamp in-band telemetry on every transported data frame at each egress, and
+    /// ACKs carry it back to [`CcScheme::on_ack`] (HPCC's INT).
+    fn stamps_telemetry(_config: &Self::Config) -> bool {
+        false
     }
 }

@@ -4,6 +4,7 @@
 //! carry their message in `payload`. Frames are never heap-allocated.
 
 use crate::cc::{Carried, CcMsg, CpFrame, HookFrame, NpFrame};
+use crate::net::telemetry::TelemetrySlot;
 use crate::time::SimTime;
 
 pub(crate) use crate::ids::{FlowId, HostId, NO_FLOW};
@@ -15,18 +16,15 @@ pub(crate) use crate::cc::NO_TAG;
 /// What a frame carries.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Payload {
-    Data,
+    /// Data, with the in-band telemetry switches stamped on it (`net/telemetry.rs`; none
+    /// unless the scheme asks for it).
+    Data { telemetry: TelemetrySlot },
     /// IEEE 802.3x PAUSE: pause_time in quanta of 512 bit times; 0 = XON.
-    Pause {
-        quanta: u16,
-    },
+    Pause { quanta: u16 },
     /// IEEE 802.1Qbb PFC for one priority class: pause_time in quanta; 0 = XON. A PFC frame
     /// carries a class-enable vector and eight times; cnsim sends one frame per class that
     /// changes, which the receiver treats the same way.
-    Pfc {
-        class: u8,
-        quanta: u16,
-    },
+    Pfc { class: u8, quanta: u16 },
     /// A congestion-management scheme's message (CNM, BCN, probe...): elements route, queue
     /// and count it without knowing what it means.
     Cc(CcMsg),
@@ -48,16 +46,27 @@ pub(crate) struct AckFields {
     pub(crate) sacked: u32,
     /// ECN-Echo: the triggering data frame arrived with Congestion Experienced set.
     pub(crate) ece: bool,
+    /// The triggering data frame's in-band telemetry, handed over by the receiver.
+    pub(crate) telemetry: TelemetrySlot,
 }
 
 impl Payload {
     pub(crate) fn is_data(&self) -> bool {
-        matches!(self, Payload::Data)
+        matches!(self, Payload::Data { .. })
     }
 
     /// A transport's ACK or NACK.
     pub(crate) fn is_transport_ack(&self) -> bool {
         matches!(self, Payload::Ack(_) | Payload::Nack(_))
+    }
+
+    /// The in-band telemetry the frame carries (a data frame's or an ACK's), if any.
+    pub(crate) fn telemetry(&self) -> TelemetrySlot {
+        match self {
+            Payload::Data { telemetry } => *telemetry,
+            Payload::Ack(a) | Payload::Nack(a) => a.telemetry,
+            _ => TelemetrySlot::NONE,
+        }
     }
 }
 
@@ -97,7 +106,9 @@ pub(crate) struct Frame {
 impl Frame {
     pub(crate) fn data(src: HostId, dst: HostId, bytes: u32, born: SimTime) -> Frame {
         Frame {
-            payload: Payload::Data,
+            payload: Payload::Data {
+                telemetry: TelemetrySlot::NONE,
+            },
             src,
             dst,
             flow: dst,
@@ -154,7 +165,7 @@ impl HookFrame for Frame {
             rl_tag: self.rl_tag,
             ecn_ce: &mut self.ecn_ce,
             payload: match &mut self.payload {
-                Payload::Data => Carried::Data,
+                Payload::Data { .. } => Carried::Data,
                 Payload::Cc(msg) => own(msg).map_or(Carried::Other, Carried::Msg),
                 Payload::Pause { .. }
                 | Payload::Pfc { .. }
@@ -171,7 +182,7 @@ impl HookFrame for Frame {
             qp: (self.seq != NO_SEQ && self.is_data()).then_some(self.flow_id),
             ecn_ce: self.ecn_ce,
             payload: match &self.payload {
-                Payload::Data => Carried::Data,
+                Payload::Data { .. } => Carried::Data,
                 Payload::Cc(msg) => own(msg).map_or(Carried::Other, Carried::Msg),
                 Payload::Pause { .. }
                 | Payload::Pfc { .. }

@@ -13,6 +13,7 @@ pub(crate) mod scheduler;
 pub(crate) mod switch;
 pub(crate) mod switch_pause;
 pub(crate) mod switch_pfc;
+pub(crate) mod telemetry;
 
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
@@ -23,6 +24,7 @@ use frame::Frame;
 use host::Host;
 use port::Port;
 use switch::Switch;
+use telemetry::TelemetryStore;
 
 /// What an element may touch besides itself: the clock/event queue, global counters and the
 /// flow records.
@@ -32,6 +34,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) flows: &'a mut FlowTable,
     pub(crate) scheme: &'a Scheme,
     pub(crate) control_bytes: u32,
+    /// In-band telemetry of the stamped frames in flight.
+    pub(crate) telemetry: &'a mut TelemetryStore,
 }
 
 impl Ctx<'_> {
@@ -39,6 +43,13 @@ impl Ctx<'_> {
     pub(crate) fn drop_frame(&mut self, place: DropPlace, frame: &Frame) {
         self.counters.drop(place);
         self.flows.on_dropped(frame.flow_id);
+        self.telemetry.release(frame.payload.telemetry());
+    }
+
+    /// Counts a control frame lost (a full buffer, a lossy link).
+    pub(crate) fn drop_control(&mut self, frame: &Frame) {
+        self.counters.control_dropped += 1;
+        self.telemetry.release(frame.payload.telemetry());
     }
 }
 

@@ -6,11 +6,13 @@
 
 use std::collections::VecDeque;
 
+use crate::cc::HopTelemetry;
 use crate::flow_control::lane::PauseLane;
 use crate::flow_control::pfc::ClassLanes;
-use crate::net::frame::Frame;
+use crate::net::frame::{Frame, Payload, NO_SEQ};
 use crate::net::link_loss::LinkLoss;
 use crate::net::scheduler::ClassQueues;
+use crate::net::telemetry::TelemetryStore;
 use crate::time::{SimTime, TxTimer};
 
 #[derive(Clone, Debug, Default)]
@@ -156,6 +158,27 @@ impl Port {
     }
 
     /// The frame being serialised, to mark on its way out.
+    /// Stamps the data frame just started with this egress's in-band telemetry (the queue it
+    /// leaves behind, the bytes sent with it, the time, the rate: `cc/telemetry.rs`) if it
+    /// belongs to a transported flow. Out of line: only schemes that ask for telemetry call it.
+    #[inline(never)]
+    pub(crate) fn stamp_telemetry(&mut self, now: SimTime, store: &mut TelemetryStore) {
+        let (queue_bytes, sent_bytes, rate_bps) =
+            (self.data_bytes, self.stats.tx_bytes, self.rate_bps);
+        let Some(frame) = self.sending_mut().filter(|f| f.seq != NO_SEQ) else {
+            return;
+        };
+        let hop = HopTelemetry {
+            queue_bytes,
+            tx_bytes: sent_bytes + frame.bytes as u64,
+            at: now,
+            rate_bps,
+        };
+        if let Payload::Data { telemetry } = &mut frame.payload {
+            store.stamp(telemetry, hop);
+        }
+    }
+
     pub(crate) fn sending_mut(&mut self) -> Option<&mut Frame> {
         let transmitting = self.transmitting;
         self.pipe

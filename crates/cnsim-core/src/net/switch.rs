@@ -89,7 +89,7 @@ impl Switch {
     #[inline(always)]
     pub(crate) fn receive(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
         match frame.payload {
-            Payload::Data => self.on_buffered(me, in_port, frame, ctx),
+            Payload::Data { .. } => self.on_buffered(me, in_port, frame, ctx),
             Payload::Pause { quanta } => self.on_pause_frame(me, in_port, Lane::LINK, quanta, ctx),
             Payload::Pfc { class, quanta } => {
                 let lane = Lane::class(class as usize);
@@ -170,7 +170,7 @@ impl Switch {
                 pfc.count_lossy_drop(frame.priority as usize);
             }
             if !frame.is_data() {
-                ctx.counters.control_dropped += 1;
+                ctx.drop_control(&frame);
                 return;
             }
             ctx.drop_frame(place, &frame);
@@ -258,6 +258,9 @@ impl Switch {
         port.change_queue(now, false, bytes);
         let queue_bytes = port.data_bytes;
         let done = port.begin_tx(frame, now);
+        if ctx.telemetry.stamping {
+            port.stamp_telemetry(now, ctx.telemetry);
+        }
         // The CP sees (and may mark) the frame on its way out, in the pipe.
         let sent = port.sending_mut().expect("just started");
         let about = self.cps[p as usize]

@@ -387,6 +387,8 @@ pub const METRICS: &[&str] = &[
     "cp_fb",
     "cp_messages",
     "rp_feedback",
+    "cc_window_bytes",
+    "cc_rate_bps",
 ];
 
 impl Scenario {

@@ -210,8 +210,9 @@ impl TcpParams {
 }
 
 impl Scenario {
-    /// Shows each used transport's defaults in the resolved scenario; IRN's BDP cap, when
-    /// not given, is computed here from the topology ([`Scenario::irn_bdp_cap`]).
+    /// Shows each used transport's defaults in the resolved scenario; IRN's BDP cap and HPCC's
+    /// T, when not given, are computed here from the topology ([`Scenario::irn_bdp_cap`],
+    /// [`Scenario::hpcc_base_rtt_s`]).
     pub(crate) fn fill_transport_defaults(&mut self) {
         self.transport.fill_defaults(&self.traffic);
         if self
@@ -224,24 +225,54 @@ impl Scenario {
                 p.bdp_cap_packets = Some(cap);
             }
         }
+        if self
+            .congestion
+            .hpcc
+            .as_ref()
+            .is_some_and(|h| h.base_rtt_s == 0.0)
+        {
+            let base_rtt_s = self.hpcc_base_rtt_s();
+            if let (Some(h), Some(t)) = (self.congestion.hpcc.as_mut(), base_rtt_s) {
+                h.base_rtt_s = t;
+            }
+        }
     }
 
     /// IRN's BDP cap: ceil(R x RTT / MTU), the bandwidth-delay product of the longest path in
-    /// packets (IRN section 3.2 caps packets in flight at the BDP of the network). R is the
-    /// fastest host link's rate; RTT an upper bound on the unloaded round trip of the longest
-    /// path of any irn entry (H links: the most from the entry's first sender, or its first
-    /// inline flow's, or the first host for a trace file, to any node, by breadth-first
-    /// search; the diameter in a symmetric fabric): H x (the largest link delay plus an
-    /// MTU's serialisation at R) out, H x (the delay plus an ACK's serialisation) back, and
-    /// the largest switch latency at each of the 2(H - 1) switches passed; MTU the largest
-    /// `frame_bytes` of an irn entry, with `model.wire_overhead_bytes`. At least 1.
+    /// packets (IRN section 3.2 caps packets in flight at the BDP of the network), with R, RTT
+    /// and MTU as [`Scenario::base_rtt_bound`] finds them for the irn entries. At least 1.
     pub(crate) fn irn_bdp_cap(&self) -> u32 {
-        let irn = || {
-            self.traffic
-                .iter()
-                .filter(|t| t.transport == Transport::Irn)
-        };
-        let hops = irn()
+        let ack_bytes = self.transport.irn.map_or(64, |p| p.ack_bytes);
+        let bound = self.base_rtt_bound(|t| t.transport == Transport::Irn, ack_bytes);
+        if bound.rate_bps <= 0.0 || !bound.rate_bps.is_finite() {
+            return 1;
+        }
+        (bound.rate_bps * bound.rtt_s / bound.mtu_bits)
+            .ceil()
+            .clamp(1.0, f64::from(u32::MAX / 2)) as u32
+    }
+
+    /// HPCC's T when not given: [`Scenario::base_rtt_bound`] over every transported entry, with
+    /// the roce ACK size (the paper's T is the network's base RTT; the ns-3 code's GLOBAL_T
+    /// takes the largest). None without a host link.
+    pub(crate) fn hpcc_base_rtt_s(&self) -> Option<f64> {
+        let ack_bytes = self.transport.roce.map_or(64, |p| p.ack_bytes);
+        let bound = self.base_rtt_bound(|t| !t.transport.is_none(), ack_bytes);
+        (bound.rate_bps > 0.0 && bound.rate_bps.is_finite() && bound.rtt_s > 0.0)
+            .then_some(bound.rtt_s)
+    }
+
+    /// An upper bound on the unloaded round trip of the longest path of the `entries` that
+    /// match: H links (the most from the entry's first sender, or its first inline flow's, or
+    /// the first host for a trace file, to any node, by breadth-first search; the diameter in
+    /// a symmetric fabric), H x (the largest link delay plus an MTU's serialisation at R) out,
+    /// H x (the delay plus an ACK of `ack_bytes` serialised) back, and the largest switch
+    /// latency at each of the 2(H - 1) switches passed. R is the fastest host link's rate (a
+    /// flow leaves its NIC at most at its rate); MTU the largest `frame_bytes` of a matching
+    /// entry, with `model.wire_overhead_bytes`.
+    fn base_rtt_bound(&self, entries: impl Fn(&TrafficSpec) -> bool, ack_bytes: u32) -> RttBound {
+        let matching = || self.traffic.iter().filter(|t| entries(t));
+        let hops = matching()
             .filter_map(|t| {
                 let first_flow = t.flows.first().map(|f| &f.src);
                 t.hosts
@@ -253,9 +284,8 @@ impl Scenario {
             .max()
             .unwrap_or(1)
             .max(1) as f64;
-        // The fastest host link: a flow leaves its NIC at most at its rate.
         let hosts: HashSet<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-        let rate = (self.links.iter())
+        let rate_bps = (self.links.iter())
             .filter(|l| l.ends.iter().any(|e| hosts.contains(e.as_str())))
             .map(|l| l.rate_bps)
             .fold(0.0, f64::max);
@@ -269,18 +299,23 @@ impl Scenario {
             .fold(0.0, f64::max);
         let overhead = self.model.wire_overhead_bytes;
         let mtu_bits =
-            8.0 * f64::from(irn().map(|t| t.frame_bytes).max().unwrap_or(1500) + overhead);
-        let ack_bytes = self.transport.irn.map_or(64, |p| p.ack_bytes);
+            8.0 * f64::from(matching().map(|t| t.frame_bytes).max().unwrap_or(1500) + overhead);
         let ack_bits = 8.0 * f64::from(ack_bytes + overhead);
-        if rate <= 0.0 || !rate.is_finite() {
-            return 1;
-        }
         let rtt_s =
-            hops * (2.0 * delay + (mtu_bits + ack_bits) / rate) + 2.0 * (hops - 1.0) * latency;
-        (rate * rtt_s / mtu_bits)
-            .ceil()
-            .clamp(1.0, f64::from(u32::MAX / 2)) as u32
+            hops * (2.0 * delay + (mtu_bits + ack_bits) / rate_bps) + 2.0 * (hops - 1.0) * latency;
+        RttBound {
+            rate_bps,
+            rtt_s,
+            mtu_bits,
+        }
     }
+}
+
+/// What [`Scenario::base_rtt_bound`] finds.
+struct RttBound {
+    rate_bps: f64,
+    rtt_s: f64,
+    mtu_bits: f64,
 }
 
 impl Scenario {

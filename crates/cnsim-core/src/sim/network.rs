@@ -9,6 +9,7 @@ use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
 use crate::flows::{FlowRecords, FlowTable};
 use crate::net::path;
+use crate::net::telemetry::TelemetryStore;
 use crate::net::{Ctx, Node};
 use crate::stats::{Counters, DropPlace, HostCounters};
 
@@ -20,6 +21,7 @@ pub(crate) struct Network {
     pub(crate) scheme: Scheme,
     /// Size of PAUSE/PFC frames on the wire.
     pub(crate) control_bytes: u32,
+    pub(crate) telemetry: TelemetryStore,
 }
 
 impl Network {
@@ -34,6 +36,7 @@ impl Network {
             q: EventQueue::new(),
             counters: Counters::default(),
             flows,
+            telemetry: TelemetryStore::new(scheme.stamps_telemetry()),
             scheme,
             control_bytes,
         }
@@ -50,6 +53,7 @@ impl Network {
                 flows: &mut self.flows,
                 scheme: &self.scheme,
                 control_bytes: self.control_bytes,
+                telemetry: &mut self.telemetry,
             },
         )
     }
@@ -143,7 +147,7 @@ impl Network {
             if frame.is_data() {
                 ctx.drop_frame(DropPlace::Link, &frame);
             } else {
-                ctx.counters.control_dropped += 1;
+                ctx.drop_control(&frame);
             }
             return;
         }

@@ -1,7 +1,9 @@
 //! Periodic probes: every `probe_interval_s` each element reports its rates (from counter
 //! differences over the interval) and instantaneous levels.
 
-use crate::ids::NO_FLOW;
+use rustc_hash::FxHashMap;
+
+use crate::ids::{FlowId, NO_FLOW};
 use crate::net::host::Host;
 use crate::net::port::Port;
 use crate::net::switch::Switch;
@@ -24,6 +26,8 @@ pub(crate) struct ProbeState {
     prev_pfc: Vec<Vec<PfcProbe>>,
     /// Entities "node->peer:c3" of the class queues, per switch port; made on first use.
     class_entity: Vec<Vec<[Option<u32>; N_CLASSES]>>,
+    /// Entities "host->dst#flow" of transported flows' congestion controllers, by flow.
+    controller_entity: FxHashMap<FlowId, u32>,
 }
 
 /// Per class of one port: time paused at the previous probe, and the series' entity.
@@ -55,6 +59,7 @@ impl ProbeState {
                 .iter()
                 .map(|n| vec![[None; N_CLASSES]; n.ports().len()])
                 .collect(),
+            controller_entity: FxHashMap::default(),
         }
     }
 }
@@ -72,7 +77,8 @@ pub(crate) fn sample(
         let entity = st.node_entity[i];
         match node {
             Node::Host(h) => {
-                sample_host(h, entity, &mut st.prev_host[i], &st.host_names, rec, per_s)
+                sample_host(h, entity, &mut st.prev_host[i], &st.host_names, rec, per_s);
+                sample_controllers(h, &mut st.controller_entity, &st.host_names, rec);
             }
             Node::Switch(s) => sample_switch(s, entity, rec),
         }
@@ -146,6 +152,30 @@ fn sample_host(
         }
         if let Some(fb) = limiter.feedback() {
             rec.record("rp_feedback", e, fb);
+        }
+    }
+}
+
+/// The window and pacing rate of each transported flow's congestion controller (a scheme's
+/// sender hook: DCTCP, TIMELY, HPCC...), named as its queue pair's limiter, `host->dst#flow`.
+fn sample_controllers(
+    h: &Host,
+    entities: &mut FxHashMap<FlowId, u32>,
+    host_names: &[String],
+    rec: &mut Recorder,
+) {
+    let Some(tp) = h.transports.as_deref() else {
+        return;
+    };
+    for (flow, dst, window_bytes, rate_bps) in tp.controllers() {
+        let e = *entities.entry(flow).or_insert_with(|| {
+            rec.entity(&format!("{}->{}#{flow}", h.name, host_names[dst as usize]))
+        });
+        if let Some(w) = window_bytes {
+            rec.record("cc_window_bytes", e, w);
+        }
+        if let Some(r) = rate_bps {
+            rec.record("cc_rate_bps", e, r);
         }
     }
 }

@@ -14,6 +14,7 @@ fn ack(acked: u64, in_flight: u64, ece: bool) -> AckEvent {
         rtt: SimTime::ZERO,
         ece,
         in_flight_bytes: in_flight,
+        telemetry: None,
     }
 }
 

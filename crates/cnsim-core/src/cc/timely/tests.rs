@@ -113,6 +113,7 @@ fn ack(bytes: u64, rtt_us: u64) -> AckEvent {
         rtt: SimTime::from_micros(rtt_us),
         ece: false,
         in_flight_bytes: 0,
+        telemetry: None,
     }
 }
 

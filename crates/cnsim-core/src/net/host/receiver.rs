@@ -42,7 +42,7 @@ impl Host {
     #[inline(always)]
     pub(crate) fn receive(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
         match frame.payload {
-            Payload::Data => {
+            Payload::Data { .. } => {
                 self.notify(me, &frame, ctx);
                 self.receive_data(me, frame, ctx)
             }

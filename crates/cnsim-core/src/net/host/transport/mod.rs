@@ -28,6 +28,7 @@ use crate::cc::{AckEvent, FlowStart, LossSignal, SenderCc};
 use crate::engine::{EventKind, NodeIdx};
 use crate::flows::FlowState;
 use crate::net::frame::{AckFields, FlowId, Frame, HostId, Payload};
+use crate::net::telemetry::TelemetrySlot;
 use crate::net::Ctx;
 use crate::scenario::{IrnParams, RoceParams, TcpParams, Transport};
 use crate::stats::ControlKind;
@@ -49,6 +50,8 @@ pub(crate) struct Transports {
 /// timer and VOQ bookkeeping.
 struct Sending {
     tx: SenderQp,
+    /// The flow's destination (probes name the controller `host->dst#flow`).
+    dst: HostId,
     /// The scheme's controller of this flow (window, pacing), if the scheme has one.
     cc: Option<SenderCc>,
     /// The flow's packet size (the window counts packets of it).
@@ -435,6 +438,25 @@ impl Transports {
     }
 
     /// Flows with sender or receiver state here (the memory the room holds).
+    /// Each sending flow's congestion controller, in flow order: (flow, destination, window
+    /// in bytes, pacing rate), for the probes (`cc_window_bytes`, `cc_rate_bps`).
+    pub(crate) fn controllers(&self) -> Vec<(FlowId, HostId, Option<f64>, Option<f64>)> {
+        let mut out: Vec<_> = (self.sending.iter())
+            .filter_map(|(&id, qp)| {
+                let cc = qp.cc.as_ref()?;
+                Some((id, qp.dst, cc.window_bytes(), cc.pacing_bps()))
+            })
+            .collect();
+        out.sort_unstable_by_key(|c| c.0);
+        out
+    }
+
+    /// Flow `id`'s congestion controller while it sends.
+    #[cfg(test)]
+    pub(crate) fn controller(&self, id: FlowId) -> Option<&SenderCc> {
+        self.sending.get(&id)?.cc.as_ref()
+    }
+
     #[cfg(test)]
     pub(crate) fn active(&self) -> (usize, usize) {
         (self.sending.len(), self.receiving.len())
@@ -486,6 +508,7 @@ pub(super) fn next_frame(
         let cc = SenderCc::new(ctx.scheme, &start);
         Sending {
             tx: SenderQp::for_flow(transport, n, tcp, bounds, irn, cc.is_none()),
+            dst: f.row.dst,
             cc,
             mss_bytes: f.row.frame_bytes,
             paced_until: SimTime::ZERO,
@@ -531,6 +554,7 @@ impl Host {
     #[inline(never)]
     pub(super) fn receive_transport_ack(&mut self, me: NodeIdx, frame: Frame, ctx: &mut Ctx) {
         let id = frame.flow_id;
+        let telemetry = ctx.telemetry.take(frame.payload.telemetry());
         let Some(tp) = self.transports.as_deref_mut() else {
             return;
         };
@@ -568,6 +592,7 @@ impl Host {
                 rtt: now.saturating_sub(fields.echo),
                 ece: fields.ece,
                 in_flight_bytes,
+                telemetry,
             });
             if let Some(loss) = outcome.loss {
                 cc.on_loss(loss, now);
@@ -710,8 +735,10 @@ impl Host {
             }
             outcome.reply
         };
-        if let Some(reply) = reply {
-            self.send_transport_ack(me, frame, reply, ctx);
+        match reply {
+            Some(reply) => self.send_transport_ack(me, frame, reply, ctx),
+            // Unanswered (an ACK for several packets, a delayed ACK): its telemetry goes.
+            None => ctx.telemetry.release(frame.payload.telemetry()),
         }
     }
 
@@ -738,6 +765,7 @@ impl Host {
                 echo,
                 sacked: reply.sacked,
                 ece: false,
+                telemetry: TelemetrySlot::NONE,
             };
             self.queue_transport_ack(me, id, to, priority, fields, reply, ctx);
         }
@@ -750,6 +778,8 @@ impl Host {
             echo: about.born,
             sacked: reply.sacked,
             ece: about.ecn_ce,
+            // The ACK takes the data frame's telemetry over.
+            telemetry: about.payload.telemetry(),
         };
         let (id, to, priority) = (about.flow_id, about.src, about.priority);
         self.queue_transport_ack(me, id, to, priority, fields, reply, ctx);
