@@ -7,7 +7,9 @@ Usage: python benchmarks/bench_speed.py [CASE ...] [--repeat N]
 
 Cases: incast (benchmarks/incast8.toml, 5 simulated s), qcn (seed004-qcn, 9 s), tree16 (20 ms),
 tree128 (5 ms), tree1024 (1 ms) by default; fattree8 (20 ms), fattree16 (10 ms), fattree24 (5 ms),
-meta6144 (20 ms) when named. A flow workload starts empty and fills over a few ms (flows of the
+meta6144 (20 ms), and the transported incasts (8 long flows into one 100 Gb/s port, 20 ms: roce8
+and tcp8 without a scheme; dcqcn8, dctcp8, timely8, hpcc8 with one, over roce with PFC) when
+named. A flow workload starts empty and fills over a few ms (flows of the
 mean size, 1.6 MB, take 1.3 ms at 10 Gb/s), so the fabrics' rates are of loaded networks only
 after that: the `ms/sim ms` column is the whole run's wall time per simulated ms. Each run is
 a fresh process (so its peak memory is its own); the best of N by wall time is printed:
@@ -42,6 +44,10 @@ CASES: dict[str, tuple[str, float | None]] = {
     "meta6144": ("meta-fabric-6144", 0.02),
     "roce8": ("transport:roce", None),
     "tcp8": ("transport:tcp", None),
+    "dcqcn8": ("scheme:dcqcn", None),
+    "dctcp8": ("scheme:dctcp", None),
+    "timely8": ("scheme:timely", None),
+    "hpcc8": ("scheme:hpcc", None),
 }
 DEFAULT_CASES = ["incast", "qcn", "tree16", "tree128", "tree1024"]
 
@@ -80,6 +86,30 @@ probe_interval_s = 1e-4
 """
 
 
+# The same incast with a scheme over roce, lossless (PFC on the flows' class 3, XOFF 1 MB per
+# ingress port, as the schemes' incast presets): ns/hop with the scheme's per-frame and per-ACK
+# work. TIMELY starts at C / N, as timely-incast does (docs/timely.md says why).
+SCHEME_TABLES = {
+    "timely": '[congestion.timely]\nvariant = "patched"\ninitial_rate_bps = 12.5e9\n',
+}
+SCHEME_INCAST = """
+[pfc]
+lossless_classes = [3]
+xoff_bytes = 1_000_000
+xon_bytes = 900_000
+headroom_bytes = 30_000
+[congestion]
+scheme = "{scheme}"
+{table}"""
+
+
+def scheme_incast(scheme: str) -> str:
+    base = transport_incast("roce").replace(
+        "size_bytes = 1e9 }", "size_bytes = 1e9, priority = 3 }"
+    )
+    return base + SCHEME_INCAST.format(scheme=scheme, table=SCHEME_TABLES.get(scheme, ""))
+
+
 def transport_incast(transport: str) -> str:
     senders = [f"s{i}" for i in range(1, 9)]
     hosts = ", ".join(f'{{ name = "{h}" }}' for h in [*senders, "r"])
@@ -105,7 +135,13 @@ print(json.dumps({"summary": s, "peak_mib": peak_kib / 1024}))
 
 def scenario_file(spec: str, tmp: Path) -> str:
     """A preset name or path as is; `tree:N` written by gen_tree.py into `tmp`, `fattree:K` as
-    the k-ary fat tree of FAT_TREE, `transport:T` as TRANSPORT_INCAST over transport T."""
+    the k-ary fat tree of FAT_TREE, `transport:T` as TRANSPORT_INCAST over transport T,
+    `scheme:S` as that incast over roce with PFC and scheme S (SCHEME_INCAST)."""
+    if spec.startswith("scheme:"):
+        scheme = spec.split(":", 1)[1]
+        out = tmp / f"incast-{scheme}.toml"
+        out.write_text(scheme_incast(scheme))
+        return str(out)
     if spec.startswith("transport:"):
         transport = spec.split(":", 1)[1]
         out = tmp / f"incast-{transport}.toml"

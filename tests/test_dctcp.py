@@ -31,3 +31,28 @@ def test_the_queue_saws_around_k(incast: cnsim.Result) -> None:
     # No rate limiter in a window-based scheme: no rate statistics.
     assert metrics["steady_n_flows"] == 0
     assert metrics["steady_rate_mean_bps"] is None  # NaN, written as null
+
+
+def test_over_tcp_with_delayed_acks_the_echo_state_machine_keeps_the_queue_at_k() -> None:
+    """DCTCP over tcp with 20 us delayed ACKs: about half the ACKs of one per packet, and
+    with the receiver's ECN-echo state machine (a change of CE mark flushes the pending ACK
+    with the old mark, docs/dctcp.md) the sender still counts marked bytes exactly, so the
+    queue saws around K as with an ACK per packet."""
+    runs = {
+        delay: cnsim.run(
+            "dctcp-incast",
+            set={
+                "traffic[0].transport": "tcp",
+                "transport.tcp.delayed_ack_s": delay,
+                "duration_s": 0.01,
+            },
+        ).summary
+        for delay in (0.0, 20e-6)
+    }
+    per_packet, delayed = runs[0.0], runs[20e-6]
+    assert delayed["control_frames"]["ack"] < 0.6 * per_packet["control_frames"]["ack"]
+    for s in (per_packet, delayed):
+        assert s["metrics"]["steady_throughput_bps"] > 0.99 * LINK_BPS
+        assert abs(s["metrics"]["steady_queue_mean_bytes"] - K_BYTES) < 25_600 / 2
+    delayed_q = delayed["metrics"]["steady_queue_mean_bytes"]
+    assert delayed_q == pytest.approx(per_packet["metrics"]["steady_queue_mean_bytes"], rel=0.1)

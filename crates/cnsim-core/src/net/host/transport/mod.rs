@@ -711,6 +711,8 @@ impl Host {
         };
         let f = &ctx.flows.flows[id as usize];
         let n = packets(f);
+        // A delayed ACK flushed by a change of CE mark (TCP: DCTCP's echo state machine).
+        let mut flush = None;
         let reply = if f.end.is_some() {
             // Every byte is held already: tell the sender again (its last ACK was lost).
             Some(Reply::ack(n, frame.seq))
@@ -721,6 +723,9 @@ impl Host {
                 .receiving
                 .entry(id)
                 .or_insert_with(|| ReceiverQp::for_flow(transport));
+            if let ReceiverQp::Tcp(r) = rx {
+                flush = r.on_ce(frame.ecn_ce);
+            }
             let outcome = rx.on_data(frame.seq, n, (ack_every, delay), frame.born, now);
             if outcome.complete {
                 tp.receiving.remove(&id);
@@ -735,6 +740,15 @@ impl Host {
             }
             outcome.reply
         };
+        if let Some((pending, echo)) = flush {
+            let fields = AckFields {
+                echo,
+                sacked: pending.sacked,
+                ece: !frame.ecn_ce,
+                telemetry: TelemetrySlot::NONE,
+            };
+            self.queue_transport_ack(me, id, frame.src, frame.priority, fields, pending, ctx);
+        }
         match reply {
             Some(reply) => self.send_transport_ack(me, frame, reply, ctx),
             // Unanswered (an ACK for several packets, a delayed ACK): its telemetry goes.
@@ -753,6 +767,7 @@ impl Host {
         let Some(ReceiverQp::Tcp(rx)) = tp.receiving.get_mut(&id) else {
             return; // completed since (its last packet was ACKed at once)
         };
+        let ece = rx.ce_state();
         let (due, again) = rx.on_ack_timer(now);
         if let Some(at) = again {
             ctx.q
@@ -764,7 +779,7 @@ impl Host {
             let fields = AckFields {
                 echo,
                 sacked: reply.sacked,
-                ece: false,
+                ece,
                 telemetry: TelemetrySlot::NONE,
             };
             self.queue_transport_ack(me, id, to, priority, fields, reply, ctx);

@@ -411,6 +411,8 @@ pub(crate) struct TcpReceiver {
     ack_due: SimTime,
     /// The time of the ACK timer event in the queue (`SimTime::MAX`: none).
     timer_at: SimTime,
+    /// The CE mark of the last data packet (DCTCP's ECN-echo state, [`TcpReceiver::on_ce`]).
+    ce_state: bool,
 }
 
 impl TcpReceiver {
@@ -420,6 +422,29 @@ impl TcpReceiver {
             timer_at: SimTime::MAX,
             ..TcpReceiver::default()
         }
+    }
+
+    /// DCTCP's ECN-echo state machine with delayed ACKs (Alizadeh et al., SIGCOMM 2010,
+    /// section 3.1 and Figure 10; RFC 8257 section 3.2), called with each data packet's CE mark
+    /// before `on_data`: when the mark differs from the last packet's and a delayed ACK is
+    /// pending, the pending packets are ACKed at once, echoing the old mark, so every ACK's ECE
+    /// covers packets with one mark and the sender counts marked bytes exactly. Returns that
+    /// ACK and its echo (the pending packets' first send time). Every other ACK echoes the
+    /// last mark ([`TcpReceiver::ce_state`]).
+    pub(crate) fn on_ce(&mut self, ce: bool) -> Option<(Reply, SimTime)> {
+        let changed = ce != self.ce_state;
+        self.ce_state = ce;
+        if !changed || self.unacked == 0 {
+            return None;
+        }
+        self.unacked = 0;
+        self.ack_due = SimTime::MAX;
+        Some((Reply::ack(self.expected, self.last_psn), self.first_echo))
+    }
+
+    /// The ECE bit of an ACK sent now: the last data packet's CE mark.
+    pub(crate) fn ce_state(&self) -> bool {
+        self.ce_state
     }
 
     /// Data packet `psn` (sent at `echo`) of a flow of `packets` arrived at `now`; `delay`
@@ -713,5 +738,33 @@ mod tests {
         assert_eq!(o.reply, Some(Reply::ack(3, 4)));
         let o = rx.on_data(3, 10, at(93), at(94), d);
         assert_eq!((o.released, o.reply), (2, Some(Reply::ack(5, 3))));
+    }
+
+    /// DCTCP's echo state machine with delayed ACKs (40 us): a packet whose CE mark differs
+    /// from the last one's flushes the pending ACK with the old mark; marks that do not change
+    /// leave delayed ACKs as they are.
+    #[test]
+    fn a_change_of_ce_mark_flushes_the_pending_ack_with_the_old_mark() {
+        let mut rx = TcpReceiver::new();
+        let d = SimTime(40 * US);
+        let at = |us| SimTime(us * US);
+        assert_eq!(rx.on_ce(false), None);
+        let o = rx.on_data(0, 10, at(0), at(1), d);
+        assert_eq!((o.reply, o.arm_timer), (None, Some(at(41))));
+        // Packet 1 arrives marked: packet 0's ACK goes now, echoing no mark (the caller
+        // sends it with ECE = the old state), then packet 1 waits for a pair of its own.
+        assert_eq!(rx.on_ce(true), Some((Reply::ack(1, 0), at(0))));
+        assert!(rx.ce_state());
+        let o = rx.on_data(1, 10, at(2), at(3), d);
+        assert_eq!((o.reply, o.arm_timer), (None, None)); // the timer at 41 is pending
+                                                          // Packet 2, marked too: no flush; the second of the pair is ACKed at once (ECE 1).
+        assert_eq!(rx.on_ce(true), None);
+        let o = rx.on_data(2, 10, at(4), at(5), d);
+        assert_eq!(o.reply, Some(Reply::ack(3, 2)));
+        // Packet 3 unmarked with nothing pending: the state changes, nothing to flush.
+        assert_eq!(rx.on_ce(false), None);
+        assert!(!rx.ce_state());
+        // The timer at 41 finds nothing due.
+        assert_eq!(rx.on_ack_timer(at(41)), (None, None));
     }
 }
