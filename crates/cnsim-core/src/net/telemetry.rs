@@ -19,24 +19,15 @@ impl TelemetrySlot {
     }
 }
 
-/// The telemetry of every stamped frame in flight, and whether switches stamp at all (the
-/// scheme asks for it: `CcScheme::stamps_telemetry`).
+/// The telemetry of every stamped frame in flight. Switches stamp when the scheme asks for it
+/// (`CcScheme::stamps_telemetry`, `Switch::stamps_telemetry`).
 #[derive(Debug, Default)]
 pub(crate) struct TelemetryStore {
-    /// Switches stamp transported data frames.
-    pub(crate) stamping: bool,
     stacks: Vec<Telemetry>,
     free: Vec<u32>,
 }
 
 impl TelemetryStore {
-    pub(crate) fn new(stamping: bool) -> TelemetryStore {
-        TelemetryStore {
-            stamping,
-            ..TelemetryStore::default()
-        }
-    }
-
     /// Adds a hop's stamp to the frame's telemetry, giving the frame a slot on its first hop.
     pub(crate) fn stamp(&mut self, slot: &mut TelemetrySlot, hop: HopTelemetry) {
         if slot.is_none() {
@@ -94,7 +85,7 @@ mod tests {
 
     #[test]
     fn slots_are_reused_and_a_reused_slot_starts_empty() {
-        let mut store = TelemetryStore::new(true);
+        let mut store = TelemetryStore::default();
         let (mut a, mut b) = (TelemetrySlot::NONE, TelemetrySlot::NONE);
         store.stamp(&mut a, hop(1));
         store.stamp(&mut a, hop(2));

@@ -26,17 +26,23 @@ pub(crate) struct Network {
 
 impl Network {
     pub(crate) fn new(
-        nodes: Vec<Node>,
+        mut nodes: Vec<Node>,
         flows: FlowTable,
         scheme: Scheme,
         control_bytes: u32,
     ) -> Network {
+        let stamps = scheme.stamps_telemetry();
+        for node in &mut nodes {
+            if let Node::Switch(s) = node {
+                s.stamps_telemetry = stamps;
+            }
+        }
         Network {
             nodes,
             q: EventQueue::new(),
             counters: Counters::default(),
             flows,
-            telemetry: TelemetryStore::new(scheme.stamps_telemetry()),
+            telemetry: TelemetryStore::default(),
             scheme,
             control_bytes,
         }
