@@ -58,6 +58,7 @@ schemes! {
     E2cm(e2cm::E2cm) sends E2cm,
     Dctcp(dctcp::Dctcp) sends Dctcp,
     Timely(timely::Timely) sends Timely,
+    Swift(swift::Swift) sends Swift,
     #[cfg(test)]
     MarkAll(mark_all::MarkAll) sends Mark,
     #[cfg(test)]

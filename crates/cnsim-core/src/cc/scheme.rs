@@ -123,7 +123,7 @@ pub(crate) struct Transmitted {
 #[derive(Clone, Copy, Debug)]
 #[expect(
     dead_code,
-    reason = "fields the registered schemes (DCTCP, TIMELY) do not read yet, for the schemes to come"
+    reason = "fields the registered schemes (DCTCP, TIMELY, Swift) do not read yet, for the schemes to come"
 )]
 pub(crate) struct FlowStart {
     /// The sending host's link rate.
@@ -132,14 +132,12 @@ pub(crate) struct FlowStart {
     pub(crate) mss_bytes: u32,
     pub(crate) size_bytes: u64,
     pub(crate) now: SimTime,
+    /// Switches on the flow's path (static routes, when it starts): Swift's per-hop scaling.
+    pub(crate) hops: u32,
 }
 
 /// An ACK at the sender, as its congestion controller sees it.
 #[derive(Clone, Copy, Debug)]
-#[expect(
-    dead_code,
-    reason = "fields the registered schemes (DCTCP, TIMELY) do not read yet, for the schemes to come"
-)]
 pub(crate) struct AckEvent {
     pub(crate) now: SimTime,
     /// Bytes newly acknowledged cumulatively by this ACK.

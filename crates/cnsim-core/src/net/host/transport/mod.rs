@@ -481,6 +481,7 @@ pub(super) fn next_frame(
             mss_bytes: f.row.frame_bytes,
             size_bytes: f.row.size_bytes,
             now,
+            hops: f.path_switches.into(),
         };
         // The scheme's controller, if it has one, replaces the transport's own window.
         let cc = SenderCc::new(ctx.scheme, &start);
