@@ -1,0 +1,82 @@
+"""Swift end to end (docs/swift.md): on the swift-incast preset (8 long roce flows into one
+100 Gb/s port, an ACK per packet) the fabric delay holds at Swift's target, the fixed point of
+target(cwnd) with every flow at C / N; the link stays busy, nothing is dropped, and the flows'
+shares are equal (Jain's index)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import cnsim
+
+pytest.importorskip("cnsim._native")
+
+LINK_BPS = 100e9
+N_FLOWS = 8
+MSS_BYTES = 1500
+STEADY_FROM_S = 0.001
+# The defaults of [congestion.swift] (a reconstruction, docs/swift.md) and one switch per path.
+BASE_TARGET_S = 20e-6
+HOP_SCALE_S = 20e-6 / 6.55
+FS_RANGE_S = 100e-6
+FS_MIN_CWND, FS_MAX_CWND = 0.1, 100.0
+# The topology's base round trip, 4.25 us: two 1500 B and two 64 B serialisations at 100 Gb/s
+# plus four 1 us links (as tests/test_timely.py).
+BASE_RTT_S = 2 * (1500 + 64) * 8 / LINK_BPS + 4e-6
+
+
+def target_s(cwnd: float) -> float:
+    """Swift's fabric target at window `cwnd` (packets) on a one-switch path."""
+    alpha = FS_RANGE_S / (1 / math.sqrt(FS_MIN_CWND) - 1 / math.sqrt(FS_MAX_CWND))
+    fs = min(max(alpha / math.sqrt(cwnd) - alpha / math.sqrt(FS_MAX_CWND), 0.0), FS_RANGE_S)
+    return BASE_TARGET_S + HOP_SCALE_S + fs
+
+
+def fixed_point_delay_s() -> float:
+    """The delay where the target holds with the link full and the window shared equally: each
+    flow's window is C x delay / N packets, and the delay is the target at that window."""
+    delay = BASE_TARGET_S
+    for _ in range(100):
+        delay = target_s(LINK_BPS * delay / (8 * MSS_BYTES * N_FLOWS))
+    return delay
+
+
+@pytest.fixture(scope="module")
+def incast() -> cnsim.Result:
+    return cnsim.run("swift-incast")
+
+
+def test_swift_runs_and_says_its_constants_are_reconstructed(incast: cnsim.Result) -> None:
+    variant = incast.summary["variant"]
+    assert variant == {"scheme": "swift", "base_target_s": BASE_TARGET_S, "reconstructed": True}
+
+
+def test_the_link_stays_busy_and_nothing_is_dropped(incast: cnsim.Result) -> None:
+    assert incast.summary["metrics"]["steady_throughput_bps"] > 0.99 * LINK_BPS
+    assert incast.summary["frames"]["dropped"]["total"] == 0
+
+
+def test_the_fabric_delay_holds_at_the_target(incast: cnsim.Result) -> None:
+    q = incast.series("queue_bytes", "sw->recv")["sw->recv"]
+    steady = q[q.index >= STEADY_FROM_S]
+    delay = BASE_RTT_S + steady * 8 / LINK_BPS  # the fabric delay a data packet's ACK measures
+    target = fixed_point_delay_s()  # 26.1 us: 23.05 us for the path, 3.0 us of flow scaling
+    assert 25.5e-6 < target < 26.5e-6
+    # The AIMD sawtooth around the target: its mean within 3%, every sample within 6%.
+    assert abs(delay.mean() - target) < 0.03 * target, (delay.mean(), target)
+    assert delay.min() > 0.94 * target
+    assert delay.max() < 1.06 * target
+    # The queue never empties: the link stays busy through the sawtooth.
+    assert steady.min() > 0
+
+
+def test_the_flows_share_the_link_equally(incast: cnsim.Result) -> None:
+    tx = incast.series("host_tx_bps", "s*")
+    means = tx[tx.index >= STEADY_FROM_S].mean()
+    assert len(means) == N_FLOWS
+    jain = means.sum() ** 2 / (N_FLOWS * (means**2).sum())
+    assert jain > 0.999, jain
+    for host, mean in means.items():
+        assert abs(mean - LINK_BPS / N_FLOWS) < 0.02 * LINK_BPS / N_FLOWS, (host, mean)
