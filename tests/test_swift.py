@@ -6,6 +6,7 @@ shares are equal (Jain's index)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -80,3 +81,28 @@ def test_the_flows_share_the_link_equally(incast: cnsim.Result) -> None:
     assert jain > 0.999, jain
     for host, mean in means.items():
         assert abs(mean - LINK_BPS / N_FLOWS) < 0.02 * LINK_BPS / N_FLOWS, (host, mean)
+
+
+def test_below_one_packet_the_paced_flows_keep_the_link_busy_and_fair(tmp_path: Path) -> None:
+    """The same incast at 1 Gb/s over tcp: the windows settle near 0.6 packets, so every flow
+    is paced at cwnd x MSS / RTT. A paced time set while the window was below a packet must
+    not hold the flow once an ACK has grown it back above one (the glue's VOQ pacing): with
+    it held, 86% of the link; as Swift means it, above 95% and fair."""
+    text = (Path(cnsim.__file__).parent / "presets" / "swift-incast.toml").read_text()
+    slow = (
+        text.replace("rate_bps = 1e+11", "rate_bps = 1e+9")
+        .replace('transport = "roce"', 'transport = "tcp"')
+        .replace("[transport.roce]\nack_every = 1", "[transport.tcp]\ndelayed_ack_s = 0.0")
+        .replace("duration_s = 0.005", "duration_s = 0.05")
+        .replace("start_s = 0.001", "start_s = 0.01")
+    )
+    assert slow.count("rate_bps = 1e+9") == 9
+    path = tmp_path / "swift-1g.toml"
+    path.write_text(slow)
+    run = cnsim.run(str(path))
+    assert run.summary["metrics"]["steady_throughput_bps"] > 0.95 * 1e9
+    assert run.summary["frames"]["dropped"]["total"] == 0
+    tx = run.series("host_tx_bps", "s*")
+    means = tx[tx.index >= 0.01].mean()
+    jain = means.sum() ** 2 / (N_FLOWS * (means**2).sum())
+    assert jain > 0.98, jain

@@ -640,9 +640,14 @@ impl Host {
         });
         let slot = self.slot_for(dst, id, ctx);
         let voq = &mut self.voqs[slot as usize];
-        if let Some(at) = paced_until {
-            voq.paced = true;
-            voq.next_allowed = voq.next_allowed.max(at);
+        match paced_until {
+            Some(at) => {
+                voq.paced = true;
+                voq.next_allowed = voq.next_allowed.max(at);
+            }
+            // The controller paces no more (Swift's window is back above a packet): the time
+            // its last paced frame set no longer holds the flow.
+            None => voq.paced = false,
         }
         voq.priority = ctx.flows.flows[id as usize].row.priority;
         voq.flows.push_back(id);
