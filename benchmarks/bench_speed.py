@@ -7,7 +7,8 @@ Usage: python benchmarks/bench_speed.py [CASE ...] [--repeat N]
 
 Cases: incast (benchmarks/incast8.toml, 5 simulated s), qcn (seed004-qcn, 9 s), tree16 (20 ms),
 tree128 (5 ms), tree1024 (1 ms) by default; fattree8 (20 ms), fattree16 (10 ms), fattree24 (5 ms),
-meta6144 (20 ms) when named. A flow workload starts empty and fills over a few ms (flows of the
+meta6144 (20 ms), roce8, tcp8 and swift8 (8 transported flows into one port, 20 ms; swift8 with
+Swift on roce) when named. A flow workload starts empty and fills over a few ms (flows of the
 mean size, 1.6 MB, take 1.3 ms at 10 Gb/s), so the fabrics' rates are of loaded networks only
 after that: the `ms/sim ms` column is the whole run's wall time per simulated ms. Each run is
 a fresh process (so its peak memory is its own); the best of N by wall time is printed:
@@ -42,6 +43,7 @@ CASES: dict[str, tuple[str, float | None]] = {
     "meta6144": ("meta-fabric-6144", 0.02),
     "roce8": ("transport:roce", None),
     "tcp8": ("transport:tcp", None),
+    "swift8": ("transport:roce:swift", None),
 }
 DEFAULT_CASES = ["incast", "qcn", "tree16", "tree128", "tree1024"]
 
@@ -79,8 +81,14 @@ flows = [{flows}]
 probe_interval_s = 1e-4
 """
 
+# The same incast with a congestion scheme's sender on every flow (`transport:T:SCHEME`).
+SCHEME = """
+[congestion]
+scheme = "{scheme}"
+"""
 
-def transport_incast(transport: str) -> str:
+
+def transport_incast(transport: str, scheme: str | None = None) -> str:
     senders = [f"s{i}" for i in range(1, 9)]
     hosts = ", ".join(f'{{ name = "{h}" }}' for h in [*senders, "r"])
     links = ", ".join(
@@ -89,7 +97,8 @@ def transport_incast(transport: str) -> str:
     flows = ", ".join(
         f'{{ start_s = 0.0, src = "{h}", dst = "r", size_bytes = 1e9 }}' for h in senders
     )
-    return TRANSPORT_INCAST.format(transport=transport, hosts=hosts, links=links, flows=flows)
+    text = TRANSPORT_INCAST.format(transport=transport, hosts=hosts, links=links, flows=flows)
+    return text + (SCHEME.format(scheme=scheme) if scheme else "")
 
 
 # Runs in the child: one simulation, its summary and peak memory as JSON on stdout.
@@ -105,11 +114,12 @@ print(json.dumps({"summary": s, "peak_mib": peak_kib / 1024}))
 
 def scenario_file(spec: str, tmp: Path) -> str:
     """A preset name or path as is; `tree:N` written by gen_tree.py into `tmp`, `fattree:K` as
-    the k-ary fat tree of FAT_TREE, `transport:T` as TRANSPORT_INCAST over transport T."""
+    the k-ary fat tree of FAT_TREE, `transport:T` as TRANSPORT_INCAST over transport T, and
+    `transport:T:SCHEME` with SCHEME's sender on every flow."""
     if spec.startswith("transport:"):
-        transport = spec.split(":", 1)[1]
-        out = tmp / f"incast-{transport}.toml"
-        out.write_text(transport_incast(transport))
+        transport, _, scheme = spec.split(":", 1)[1].partition(":")
+        out = tmp / f"incast-{transport}{'-' + scheme if scheme else ''}.toml"
+        out.write_text(transport_incast(transport, scheme or None))
         return str(out)
     if spec.startswith("fattree:"):
         k = int(spec.split(":", 1)[1])
