@@ -38,8 +38,9 @@
 //! base_target, fs_min_cwnd = 0.1, fs_max_cwnd = 100, RETX_RESET_THRESHOLD = 5, max_cwnd 1000
 //! packets) are those of the public csg-htsim simulator's Swift, which itself calls most of them
 //! a guess; min_cwnd = 0.001 packets and an initial window of 10 packets are cnsim's choice.
-//! Choices fixed here (each says why): `rtt` in can_decrease and pacing is the latest sample
-//! (Algorithm 1 names no filter); num_acked counts packets of MSS, fractions for a short last
+//! Choices fixed here (each says why): `rtt` is the latest sample (Algorithm 1 names no
+//! filter): in can_decrease the one before the event (an ACK's own sample is taken after the
+//! check, as at the top of Algorithm 1), in the pacing the ACK's own; num_acked counts packets of MSS, fractions for a short last
 //! packet; a flow's first ACK may decrease (t_last_decrease starts unset).
 
 use schemars::JsonSchema;
