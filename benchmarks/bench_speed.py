@@ -8,7 +8,7 @@ Usage: python benchmarks/bench_speed.py [CASE ...] [--repeat N]
 Cases: incast (benchmarks/incast8.toml, 5 simulated s), qcn (seed004-qcn, 9 s), tree16 (20 ms),
 tree128 (5 ms), tree1024 (1 ms) by default; fattree8 (20 ms), fattree16 (10 ms), fattree24 (5 ms),
 meta6144 (20 ms), and the transported incasts (8 long flows into one 100 Gb/s port, 20 ms: roce8
-and tcp8 without a scheme; dcqcn8, dctcp8, timely8, hpcc8 with one, over roce with PFC) when
+and tcp8 without a scheme; dcqcn8, dctcp8, timely8, hpcc8, swift8 with one, over roce with PFC) when
 named. A flow workload starts empty and fills over a few ms (flows of the
 mean size, 1.6 MB, take 1.3 ms at 10 Gb/s), so the fabrics' rates are of loaded networks only
 after that: the `ms/sim ms` column is the whole run's wall time per simulated ms. Each run is
@@ -48,6 +48,7 @@ CASES: dict[str, tuple[str, float | None]] = {
     "dctcp8": ("scheme:dctcp", None),
     "timely8": ("scheme:timely", None),
     "hpcc8": ("scheme:hpcc", None),
+    "swift8": ("scheme:swift", None),
 }
 DEFAULT_CASES = ["incast", "qcn", "tree16", "tree128", "tree1024"]
 
@@ -84,7 +85,6 @@ flows = [{flows}]
 [report]
 probe_interval_s = 1e-4
 """
-
 
 # The same incast with a scheme over roce, lossless (PFC on the flows' class 3, XOFF 1 MB per
 # ingress port, as the schemes' incast presets): ns/hop with the scheme's per-frame and per-ACK

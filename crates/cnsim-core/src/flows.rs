@@ -28,6 +28,9 @@ pub(crate) struct FlowState {
     pub(crate) retransmitted_bytes: u64,
     pub(crate) retransmitted_frames: u64,
     pub(crate) timeouts: u32,
+    /// Switches on the flow's path as the static routes give it when it starts (transported
+    /// flows only, else 0): a sender controller's per-hop scaling (Swift's target delay).
+    pub(crate) path_switches: u8,
 }
 
 #[derive(Default)]
@@ -52,6 +55,7 @@ impl FlowTable {
                 retransmitted_bytes: 0,
                 retransmitted_frames: 0,
                 timeouts: 0,
+                path_switches: 0,
                 row,
             })
             .collect();

@@ -63,6 +63,7 @@ schemes! {
     Dctcp(dctcp::Dctcp) sends Dctcp,
     Timely(timely::Timely) sends Timely,
     Hpcc(hpcc::Hpcc) sends Hpcc,
+    Swift(swift::Swift) sends Swift,
     #[cfg(test)]
     MarkAll(mark_all::MarkAll) sends Mark,
     #[cfg(test)]

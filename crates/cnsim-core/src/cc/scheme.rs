@@ -123,7 +123,7 @@ pub(crate) struct Transmitted {
 #[derive(Clone, Copy, Debug)]
 #[expect(
     dead_code,
-    reason = "fields the registered schemes (DCTCP, TIMELY) do not read yet, for the schemes to come"
+    reason = "fields the registered schemes (DCTCP, TIMELY, Swift) do not read yet, for the schemes to come"
 )]
 pub(crate) struct FlowStart {
     /// The sending host's link rate.
@@ -132,14 +132,12 @@ pub(crate) struct FlowStart {
     pub(crate) mss_bytes: u32,
     pub(crate) size_bytes: u64,
     pub(crate) now: SimTime,
+    /// Switches on the flow's path (static routes, when it starts): Swift's per-hop scaling.
+    pub(crate) hops: u32,
 }
 
 /// An ACK at the sender, as its congestion controller sees it.
 #[derive(Clone, Copy, Debug)]
-#[expect(
-    dead_code,
-    reason = "fields the registered schemes (DCTCP, TIMELY) do not read yet, for the schemes to come"
-)]
 pub(crate) struct AckEvent {
     pub(crate) now: SimTime,
     /// Bytes newly acknowledged cumulatively by this ACK.
@@ -147,6 +145,9 @@ pub(crate) struct AckEvent {
     /// Round-trip time from the echoed send time of the data frame that triggered the ACK
     /// (valid for a retransmission too: it is that transmission's time).
     pub(crate) rtt: SimTime,
+    /// The part of `rtt` the receiver held the ACK for (delayed ACKs; 0 when it answered at
+    /// once): Swift's endpoint delay, the rest being the fabric's.
+    pub(crate) endpoint_delay: SimTime,
     /// ECN-Echo: the data frame that triggered it arrived marked.
     pub(crate) ece: bool,
     /// Bytes in flight after this ACK.

@@ -48,6 +48,9 @@ pub(crate) struct AckFields {
     pub(crate) ece: bool,
     /// The triggering data frame's in-band telemetry, handed over by the receiver.
     pub(crate) telemetry: TelemetrySlot,
+    /// How long the receiver held the ACK after the data it answers arrived (a delayed ACK;
+    /// 0 for one sent at once), in nanoseconds: Swift's endpoint delay.
+    pub(crate) held_ns: u32,
 }
 
 impl Payload {

@@ -34,6 +34,24 @@ pub(crate) fn path_stages(nodes: &[Node], src: HostId, dst: HostId, flow_id: Flo
     }
 }
 
+/// The switches a frame of flow `flow_id` from `src` to `dst` crosses along the static routes
+/// (what an IP TTL counts down), at most 255; at most one walk of every node (a route loop
+/// cannot hold it).
+pub(crate) fn switches_on_path(nodes: &[Node], src: HostId, dst: HostId, flow_id: FlowId) -> u8 {
+    let mut switches = 0u8;
+    let mut port = &nodes[src as usize].ports()[0];
+    for _ in 0..nodes.len() {
+        match &nodes[port.peer_node as usize] {
+            Node::Switch(sw) => {
+                switches = switches.saturating_add(1);
+                port = &sw.ports[sw.route.port_for(src, dst, flow_id) as usize];
+            }
+            Node::Host(_) => break,
+        }
+    }
+    switches
+}
+
 /// Whether any switch hashes flows (not only pairs) onto equal-cost paths: then each flow has a
 /// path of its own.
 pub(crate) fn paths_per_flow(nodes: &[Node]) -> bool {

@@ -231,6 +231,11 @@ impl Simulation {
         }
         let row = &flows.flows[id as usize].row;
         let (src, dst) = (row.src, row.dst);
+        if !row.transport.is_none() {
+            // The path's switches, for a sender controller's per-hop scaling (Swift).
+            let hops = crate::net::path::switches_on_path(&self.net.nodes, src, dst, id);
+            self.net.flows.flows[id as usize].path_switches = hops;
+        }
         let (nodes, mut ctx) = self.net.ctx();
         if let Node::Host(h) = &mut nodes[src as usize] {
             h.start_flow(src, id, dst, &mut ctx);

@@ -12,6 +12,7 @@ fn ack(acked: u64, in_flight: u64, ece: bool) -> AckEvent {
         now: SimTime::ZERO,
         newly_acked_bytes: acked,
         rtt: SimTime::ZERO,
+        endpoint_delay: SimTime::ZERO,
         ece,
         in_flight_bytes: in_flight,
         telemetry: None,

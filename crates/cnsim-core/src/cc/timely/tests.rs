@@ -111,6 +111,7 @@ fn ack(bytes: u64, rtt_us: u64) -> AckEvent {
         now: SimTime::ZERO,
         newly_acked_bytes: bytes,
         rtt: SimTime::from_micros(rtt_us),
+        endpoint_delay: SimTime::ZERO,
         ece: false,
         in_flight_bytes: 0,
         telemetry: None,

@@ -311,4 +311,35 @@ mod tests {
         assert!(!reach.all_from(&built.nodes, 0));
         assert!(!reach.all_from(&built.nodes, 7), "x reaches only y");
     }
+
+    /// Swift's hop count (`net::path::switches_on_path`): between two hosts under one leaf, 1
+    /// switch; under two leaves, leaf, spine, leaf: 3, whichever spine the flow hashes to.
+    #[test]
+    fn switches_on_a_leaf_spine_path() {
+        let text = r#"
+            name = "leaf-spine"
+            duration_s = 0.001
+            [topology]
+            kind = "leaf_spine"
+            leaves = 3
+            spines = 2
+            hosts_per_leaf = 2
+            host_rate_bps = 1e10
+        "#;
+        let sc = Scenario::from_toml(text, &[]).expect("valid");
+        let built = super::super::build(&sc).expect("builds");
+        assert_eq!(sc.hosts.len(), 6);
+        let mut counts = [0u32; 4];
+        for dst in 1..6 {
+            for flow in [NO_FLOW, dst, dst + 100] {
+                let hops = crate::net::path::switches_on_path(&built.nodes, 0, dst, flow);
+                counts[hops as usize] += 1;
+            }
+        }
+        assert_eq!(
+            counts,
+            [0, 3, 0, 12],
+            "one neighbour, four hosts across the spines"
+        );
+    }
 }

@@ -53,7 +53,9 @@ struct Sending {
     /// The flow's destination (probes name the controller `host->dst#flow`).
     dst: HostId,
     /// The scheme's controller of this flow (window, pacing), if the scheme has one.
-    cc: Option<SenderCc>,
+    /// Boxed: the largest controller (HPCC's, with its last telemetry) is a few hundred bytes,
+    /// which every transported flow would carry otherwise.
+    cc: Option<Box<SenderCc>>,
     /// The flow's packet size (the window counts packets of it).
     mss_bytes: u32,
     /// The controller's pacing lets the next frame go at this time. Kept here, not only in
@@ -321,7 +323,7 @@ impl Sending {
     }
 
     fn window_open(&self) -> bool {
-        let window = self.cc.as_ref().and_then(SenderCc::window_bytes);
+        let window = self.cc.as_deref().and_then(SenderCc::window_bytes);
         window.is_none_or(|w| (self.in_flight_bytes() as f64) < w)
     }
 
@@ -380,6 +382,12 @@ impl ReceiverQp {
             ReceiverQp::Irn(r) => Received::from(r.on_data(psn, packets, acking.0)),
         }
     }
+}
+
+/// A receiver's hold time as an ACK carries it, in whole nanoseconds (saturating at 4.3 s,
+/// beyond any delayed-ACK time).
+fn held_ns(held: SimTime) -> u32 {
+    u32::try_from(held.0 / 1_000).unwrap_or(u32::MAX)
 }
 
 /// The packets a flow is cut into, and the bytes of packet `psn`, and of packets
@@ -443,7 +451,7 @@ impl Transports {
     pub(crate) fn controllers(&self) -> Vec<(FlowId, HostId, Option<f64>, Option<f64>)> {
         let mut out: Vec<_> = (self.sending.iter())
             .filter_map(|(&id, qp)| {
-                let cc = qp.cc.as_ref()?;
+                let cc = qp.cc.as_deref()?;
                 Some((id, qp.dst, cc.window_bytes(), cc.pacing_bps()))
             })
             .collect();
@@ -454,7 +462,7 @@ impl Transports {
     /// Flow `id`'s congestion controller while it sends.
     #[cfg(test)]
     pub(crate) fn controller(&self, id: FlowId) -> Option<&SenderCc> {
-        self.sending.get(&id)?.cc.as_ref()
+        self.sending.get(&id)?.cc.as_deref()
     }
 
     #[cfg(test)]
@@ -503,9 +511,10 @@ pub(super) fn next_frame(
             mss_bytes: f.row.frame_bytes,
             size_bytes: f.row.size_bytes,
             now,
+            hops: f.path_switches.into(),
         };
         // The scheme's controller, if it has one, replaces the transport's own window.
-        let cc = SenderCc::new(ctx.scheme, &start);
+        let cc = SenderCc::new(ctx.scheme, &start).map(Box::new);
         Sending {
             tx: SenderQp::for_flow(transport, n, tcp, bounds, irn, cc.is_none()),
             dst: f.row.dst,
@@ -534,7 +543,7 @@ pub(super) fn next_frame(
         let ev = EventKind::TransportTimer { node: me, flow: id };
         ctx.q.schedule(qp.deadline, ev);
     }
-    let pacing = qp.cc.as_ref().and_then(SenderCc::pacing_bps);
+    let pacing = qp.cc.as_deref().and_then(SenderCc::pacing_bps);
     if let Some(rate) = pacing {
         qp.paced_until = now + serialization_time(bytes as u64, rate);
     }
@@ -584,12 +593,13 @@ impl Host {
             }
         }
         let in_flight_bytes = qp.in_flight_bytes();
-        if let Some(cc) = qp.cc.as_mut() {
+        if let Some(cc) = qp.cc.as_deref_mut() {
             let size = ctx.flows.flows[id as usize].row.size_bytes;
             cc.on_ack(&AckEvent {
                 now,
                 newly_acked_bytes: (outcome.newly_acked as u64 * qp.mss_bytes as u64).min(size),
                 rtt: now.saturating_sub(fields.echo),
+                endpoint_delay: SimTime(u64::from(fields.held_ns) * 1_000),
                 ece: fields.ece,
                 in_flight_bytes,
                 telemetry,
@@ -637,7 +647,7 @@ impl Host {
             // Timeout: go back to the first unacknowledged packet.
             ctx.flows.flows[id as usize].timeouts += 1;
             qp.tx.on_timeout();
-            if let Some(cc) = qp.cc.as_mut() {
+            if let Some(cc) = qp.cc.as_deref_mut() {
                 cc.on_loss(LossSignal::Timeout, now);
             }
             qp.deadline = now + qp.tx.rto(rto);
@@ -659,14 +669,19 @@ impl Host {
     fn requeue_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
         let paced_until = self.transports.as_ref().and_then(|tp| {
             let qp = tp.sending.get(&id)?;
-            qp.cc.as_ref()?.pacing_bps()?;
+            qp.cc.as_deref()?.pacing_bps()?;
             Some(qp.paced_until)
         });
         let slot = self.slot_for(dst, id, ctx);
         let voq = &mut self.voqs[slot as usize];
-        if let Some(at) = paced_until {
-            voq.paced = true;
-            voq.next_allowed = voq.next_allowed.max(at);
+        match paced_until {
+            Some(at) => {
+                voq.paced = true;
+                voq.next_allowed = voq.next_allowed.max(at);
+            }
+            // The controller paces no more (Swift's window is back above a packet): the time
+            // its last paced frame set no longer holds the flow.
+            None => voq.paced = false,
         }
         voq.priority = ctx.flows.flows[id as usize].row.priority;
         voq.flows.push_back(id);
@@ -724,7 +739,7 @@ impl Host {
                 .entry(id)
                 .or_insert_with(|| ReceiverQp::for_flow(transport));
             if let ReceiverQp::Tcp(r) = rx {
-                flush = r.on_ce(frame.ecn_ce);
+                flush = r.on_ce(frame.ecn_ce, now);
             }
             let outcome = rx.on_data(frame.seq, n, (ack_every, delay), frame.born, now);
             if outcome.complete {
@@ -740,14 +755,16 @@ impl Host {
             }
             outcome.reply
         };
-        if let Some((pending, echo)) = flush {
+        if let Some(pending) = flush {
             let fields = AckFields {
-                echo,
-                sacked: pending.sacked,
+                echo: pending.echo,
+                sacked: pending.reply.sacked,
                 ece: !frame.ecn_ce,
                 telemetry: TelemetrySlot::NONE,
+                held_ns: held_ns(pending.held),
             };
-            self.queue_transport_ack(me, id, frame.src, frame.priority, fields, pending, ctx);
+            let (to, priority) = (frame.src, frame.priority);
+            self.queue_transport_ack(me, id, to, priority, fields, pending.reply, ctx);
         }
         match reply {
             Some(reply) => self.send_transport_ack(me, frame, reply, ctx),
@@ -773,16 +790,17 @@ impl Host {
             ctx.q
                 .schedule(at, EventKind::TransportAckTimer { node: me, flow: id });
         }
-        if let Some((reply, echo)) = due {
+        if let Some(pending) = due {
             let row = &ctx.flows.flows[id as usize].row;
             let (to, priority) = (row.src, row.priority);
             let fields = AckFields {
-                echo,
-                sacked: reply.sacked,
+                echo: pending.echo,
+                sacked: pending.reply.sacked,
                 ece,
                 telemetry: TelemetrySlot::NONE,
+                held_ns: held_ns(pending.held),
             };
-            self.queue_transport_ack(me, id, to, priority, fields, reply, ctx);
+            self.queue_transport_ack(me, id, to, priority, fields, pending.reply, ctx);
         }
     }
 
@@ -795,6 +813,7 @@ impl Host {
             ece: about.ecn_ce,
             // The ACK takes the data frame's telemetry over.
             telemetry: about.payload.telemetry(),
+            held_ns: 0,
         };
         let (id, to, priority) = (about.flow_id, about.src, about.priority);
         self.queue_transport_ack(me, id, to, priority, fields, reply, ctx);

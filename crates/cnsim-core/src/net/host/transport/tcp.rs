@@ -394,6 +394,16 @@ pub(crate) struct TcpRx {
     pub(crate) arm_timer: Option<SimTime>,
 }
 
+/// A delayed ACK going out: the reply, its echo (the first pending packet's send time, RFC
+/// 7323 3.4) and how long the receiver held it (from that packet's arrival: Swift's endpoint
+/// delay, which the sender takes out of the RTT).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct DelayedAck {
+    pub(crate) reply: Reply,
+    pub(crate) echo: SimTime,
+    pub(crate) held: SimTime,
+}
+
 /// TCP's receiver half.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TcpReceiver {
@@ -407,6 +417,8 @@ pub(crate) struct TcpReceiver {
     /// RFC 7323 3.4: the earliest unacknowledged segment's).
     last_psn: u32,
     first_echo: SimTime,
+    /// When the first pending packet arrived (the ACK's hold time, Swift's endpoint delay).
+    first_arrival: SimTime,
     /// When the pending ACK is due (`SimTime::MAX`: none).
     ack_due: SimTime,
     /// The time of the ACK timer event in the queue (`SimTime::MAX`: none).
@@ -429,17 +441,25 @@ impl TcpReceiver {
     /// before `on_data`: when the mark differs from the last packet's and a delayed ACK is
     /// pending, the pending packets are ACKed at once, echoing the old mark, so every ACK's ECE
     /// covers packets with one mark and the sender counts marked bytes exactly. Returns that
-    /// ACK and its echo (the pending packets' first send time). Every other ACK echoes the
-    /// last mark ([`TcpReceiver::ce_state`]).
-    pub(crate) fn on_ce(&mut self, ce: bool) -> Option<(Reply, SimTime)> {
+    /// ACK. Every other ACK echoes the last mark ([`TcpReceiver::ce_state`]).
+    pub(crate) fn on_ce(&mut self, ce: bool, now: SimTime) -> Option<DelayedAck> {
         let changed = ce != self.ce_state;
         self.ce_state = ce;
         if !changed || self.unacked == 0 {
             return None;
         }
+        Some(self.take_pending(now))
+    }
+
+    /// The pending ACK, sent now.
+    fn take_pending(&mut self, now: SimTime) -> DelayedAck {
         self.unacked = 0;
         self.ack_due = SimTime::MAX;
-        Some((Reply::ack(self.expected, self.last_psn), self.first_echo))
+        DelayedAck {
+            reply: Reply::ack(self.expected, self.last_psn),
+            echo: self.first_echo,
+            held: now.saturating_sub(self.first_arrival),
+        }
     }
 
     /// The ECE bit of an ACK sent now: the last data packet's CE mark.
@@ -477,6 +497,7 @@ impl TcpReceiver {
             if !at_once {
                 if self.unacked == 1 {
                     self.first_echo = echo;
+                    self.first_arrival = now;
                     self.ack_due = now + delay;
                 }
                 self.last_psn = psn;
@@ -498,10 +519,7 @@ impl TcpReceiver {
 
     /// The delayed-ACK timer set for `now` fired: the pending ACK if it is due (with the echo
     /// it carries), or the time to set the timer again.
-    pub(crate) fn on_ack_timer(
-        &mut self,
-        now: SimTime,
-    ) -> (Option<(Reply, SimTime)>, Option<SimTime>) {
+    pub(crate) fn on_ack_timer(&mut self, now: SimTime) -> (Option<DelayedAck>, Option<SimTime>) {
         if self.timer_at != now {
             return (None, None);
         }
@@ -513,10 +531,7 @@ impl TcpReceiver {
             self.timer_at = self.ack_due;
             return (None, Some(self.ack_due));
         }
-        self.unacked = 0;
-        self.ack_due = SimTime::MAX;
-        let reply = Reply::ack(self.expected, self.last_psn);
-        (Some((reply, self.first_echo)), None)
+        (Some(self.take_pending(now)), None)
     }
 }
 
@@ -553,7 +568,7 @@ mod tests {
     #[test]
     fn state_sizes() {
         assert_eq!(std::mem::size_of::<TcpSender>(), 128, "sender");
-        assert_eq!(std::mem::size_of::<TcpReceiver>(), 80, "receiver");
+        assert_eq!(std::mem::size_of::<TcpReceiver>(), 88, "receiver");
     }
 
     #[test]
@@ -730,10 +745,12 @@ mod tests {
         let o = rx.on_data(2, 10, at(3), at(50), d);
         assert_eq!((o.reply, o.arm_timer), (None, None)); // the timer at 41 is pending
         assert_eq!(rx.on_ack_timer(at(41)), (None, Some(at(90))));
-        assert_eq!(
-            rx.on_ack_timer(at(90)),
-            (Some((Reply::ack(3, 2), at(3))), None)
-        );
+        let delayed = DelayedAck {
+            reply: Reply::ack(3, 2),
+            echo: at(3),
+            held: at(40), // packet 2 arrived at 50
+        };
+        assert_eq!(rx.on_ack_timer(at(90)), (Some(delayed), None));
         let o = rx.on_data(4, 10, at(91), at(92), d);
         assert_eq!(o.reply, Some(Reply::ack(3, 4)));
         let o = rx.on_data(3, 10, at(93), at(94), d);
@@ -748,21 +765,26 @@ mod tests {
         let mut rx = TcpReceiver::new();
         let d = SimTime(40 * US);
         let at = |us| SimTime(us * US);
-        assert_eq!(rx.on_ce(false), None);
+        assert_eq!(rx.on_ce(false, at(1)), None);
         let o = rx.on_data(0, 10, at(0), at(1), d);
         assert_eq!((o.reply, o.arm_timer), (None, Some(at(41))));
         // Packet 1 arrives marked: packet 0's ACK goes now, echoing no mark (the caller
         // sends it with ECE = the old state), then packet 1 waits for a pair of its own.
-        assert_eq!(rx.on_ce(true), Some((Reply::ack(1, 0), at(0))));
+        let flushed = DelayedAck {
+            reply: Reply::ack(1, 0),
+            echo: at(0),
+            held: at(2), // packet 0 arrived at 1, packet 1 at 3
+        };
+        assert_eq!(rx.on_ce(true, at(3)), Some(flushed));
         assert!(rx.ce_state());
         let o = rx.on_data(1, 10, at(2), at(3), d);
         assert_eq!((o.reply, o.arm_timer), (None, None)); // the timer at 41 is pending
                                                           // Packet 2, marked too: no flush; the second of the pair is ACKed at once (ECE 1).
-        assert_eq!(rx.on_ce(true), None);
+        assert_eq!(rx.on_ce(true, at(5)), None);
         let o = rx.on_data(2, 10, at(4), at(5), d);
         assert_eq!(o.reply, Some(Reply::ack(3, 2)));
         // Packet 3 unmarked with nothing pending: the state changes, nothing to flush.
-        assert_eq!(rx.on_ce(false), None);
+        assert_eq!(rx.on_ce(false, at(7)), None);
         assert!(!rx.ce_state());
         // The timer at 41 finds nothing due.
         assert_eq!(rx.on_ack_timer(at(41)), (None, None));
