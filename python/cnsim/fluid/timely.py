@@ -286,20 +286,38 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[TimelyModel, int]:
     return model, len(senders)
 
 
+SWEEP_N = (2, 4, 8, 16, 24, 40)  # dcqcn-timely-fixed-point's
+
+
 def main(argv: list[str] | None = None) -> None:
-    """The fixed points of both variants for the dcqcn-timely-fixed-point N (defaults)."""
+    """No argument: both variants' fixed points for the dcqcn-timely-fixed-point N (defaults).
+    `timecourse`: beside them, the time course from C / N and an empty queue, 60 ms, its queue
+    mean and std and the link's use over 30-60 ms (the sweep's steady window; about a minute)."""
     import sys
 
-    if sys.argv[1:] if argv is None else argv:
-        raise SystemExit("usage: python -m cnsim.fluid.timely")
-    print("n_flows,variant,rate_bps,queue_bytes,queue_low_bytes,queue_high_bytes")
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["timecourse"]):
+        raise SystemExit("usage: python -m cnsim.fluid.timely [timecourse]")
+    course = args == ["timecourse"]
+    head = "n_flows,variant,rate_bps,queue_bytes,queue_low_bytes,queue_high_bytes"
+    print(head + (",course_queue_mean_bytes,course_queue_std_bytes,course_utilisation" * course))
     for variant in VARIANTS:
-        for n in (2, 4, 8, 16, 24, 40):
-            fp = fixed_point(n, TimelyModel(variant=variant))
-            print(
+        m = TimelyModel(variant=variant)
+        for n in SWEEP_N:
+            fp = fixed_point(n, m)
+            line = (
                 f"{n},{variant},{fp['rate_bps']:.6g},{fp['queue_bytes']:.6g},"
                 f"{fp['queue_low_bytes']:.6g},{fp['queue_high_bytes']:.6g}"
             )
+            if course:
+                tail = simulate([m.capacity_bps / n] * n, m, duration_s=0.06).window(0.03)
+                arriving = np.minimum(tail.rate_bps.sum(axis=1), m.capacity_bps)
+                use = float(np.mean(np.where(tail.queue_bytes > 0, m.capacity_bps, arriving)))
+                line += (
+                    f",{np.mean(tail.queue_bytes):.6g},{np.std(tail.queue_bytes):.6g},"
+                    f"{use / m.capacity_bps:.4g}"
+                )
+            print(line)
 
 
 if __name__ == "__main__":
