@@ -81,16 +81,16 @@ def test_the_model_is_read_from_timely_incast() -> None:
 
 
 def test_bad_input_names_its_field() -> None:
-    with pytest.raises(ValueError, match="^variant"):
+    with pytest.raises(ValueError, match=r"^variant"):
         timely.TimelyModel(variant="dctcp")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="^base_rtt_s, t_low_s, t_high_s"):
+    with pytest.raises(ValueError, match=r"^base_rtt_s, t_low_s, t_high_s"):
         timely.TimelyModel(base_rtt_s=60e-6)
-    with pytest.raises(ValueError, match="^n_flows"):
+    with pytest.raises(ValueError, match=r"^n_flows"):
         timely.fixed_point(0, PATCHED)
     with pytest.raises(ValueError, match="outside"):  # e* > 9 needs N > 720 at 100 Gb/s
         timely.fixed_point(1000, PATCHED)
     scenario = tomllib.loads(cnsim.resolve(cnsim.api.load_scenario("dcqcn-incast")))
-    with pytest.raises(ValueError, match="^congestion.scheme"):
+    with pytest.raises(ValueError, match=r"^congestion\.scheme"):
         timely.model_from_scenario(scenario)
 
 
