@@ -25,6 +25,7 @@ index below).
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -165,6 +166,9 @@ def fluid_plots(result: SweepResult, out_dir: Path, *, dpi: int) -> list[Path]:
     assert study is not None
     table = result.point_table()
     table = table.assign(_x=pd.to_numeric(table[study.x], errors="coerce")).sort_values("_x")
+    if not pd.to_numeric(table[study.queue], errors="coerce").notna().any():
+        warnings.warn("fluid plots skipped: no point has a finished run", stacklevel=2)
+        return []
     paths = []
     for name, draw in (("fluid_queue", _draw_queue), ("fluid_rates", _draw_rates)):
         fig = draw(table, study)
