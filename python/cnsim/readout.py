@@ -426,6 +426,10 @@ def _point_table(study: SweepResult) -> TextTable:
     """The [sweep.table] as DIR/table.csv holds it: replication means per point, `n` runs."""
     data = study.point_table()
     shown = [c for c in data.columns if c != "point"]
+    if study.spec.fluid is not None:  # the fluid columns would not fit: a few, the rest in CSV
+        from cnsim.sweeps.fluid import PRINTED
+
+        shown = [c for c in shown if c in study.spec.table or c == "n" or c in PRINTED]
     few = _FewSamples(study)
     rows: list[list[Cell]] = []
     for i, (_, row) in enumerate(data.iterrows()):

@@ -3,6 +3,7 @@ papers analyse, with their fixed points and time courses, their parameters read 
 scenario.
 
 - `cnsim.fluid.dcqcn`: DCQCN (Zhu et al., "ECN or Delay", CoNEXT 2016, section 3.1).
+- `cnsim.fluid.timely`: TIMELY and patched TIMELY (Zhu et al., CoNEXT 2016, section 4).
 - `cnsim.fluid.qcn`: QCN (Alizadeh et al., "Data center transport mechanisms: congestion control
   theory and IEEE standardization", Allerton 2008, section IV).
 

@@ -55,6 +55,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from cnsim.fluid.bottleneck import traffic_senders
 from cnsim.fluid.qcn import link_capacity
 from cnsim.fluid.timecourse import CapacitySteps, TimeCourse, capacity_at
 
@@ -351,9 +352,9 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DcqcnModel, int]:
     if scenario.get("congestion", {}).get("scheme") != "dcqcn" or dcqcn is None:
         raise ValueError("congestion.scheme: the DCQCN fluid model needs scheme = 'dcqcn'")
     traffic = scenario["traffic"][0]
-    senders = traffic["hosts"]
+    senders = traffic_senders(traffic)  # a saturate entry's hosts or a flow trace's sources
     port = scenario.get("report", {}).get("steady", {}).get("port") or _port_into(
-        scenario, traffic["dst"]
+        scenario, traffic.get("dst", "")
     )
     if "->" not in port:
         raise ValueError("report.steady.port: name the bottleneck port ('sw->recv')")

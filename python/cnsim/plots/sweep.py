@@ -45,7 +45,8 @@ LEGEND_ROWS = 12  # rows of a legend beside the axes before it takes another col
 def make_sweep_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
     """Every [[sweep.plots]] figure (or one mean plot per numeric metric) as PNG files.
 
-    A transient study draws its three figures (`transient_plots`) instead of the default ones.
+    A transient study draws its three figures (`transient_plots`) instead of the default ones;
+    a [sweep.fluid] study adds its two (`cnsim.sweeps.fluid.fluid_plots`).
     """
     paths = []
     if result.spec.transient is not None:
@@ -57,6 +58,10 @@ def make_sweep_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> l
         path = out_dir / f"{file_stem(spec.name or default_name(spec))}.png"
         if plot_sweep(result, spec, path, dpi=dpi) is not None:
             paths.append(path)
+    if result.spec.fluid is not None:
+        from cnsim.sweeps.fluid import fluid_plots
+
+        paths += fluid_plots(result, out_dir, dpi=dpi)
     return paths
 
 

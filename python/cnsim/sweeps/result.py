@@ -140,7 +140,9 @@ class SweepResult:
     def point_table(self) -> pd.DataFrame:
         """The [sweep.table] (what DIR/table.csv holds): one row per point, `point`, then each
         column's metric averaged over the point's finished replications (or, for a column that
-        names a swept parameter, the point's value or its [sweep.names] name), then `n`.
+        names a swept parameter, the point's value or its [sweep.names] name), then `n`; with
+        a [sweep.fluid] table, then the senders' rates and the fluid fixed point's columns
+        (`cnsim.sweeps.fluid.add_columns`).
         """
         rows = []
         ok = self.ok
@@ -155,7 +157,12 @@ class SweepResult:
                 row[column] = float(values.mean()) if len(values) else math.nan
             row["n"] = len(runs)
             rows.append(row)
-        return pd.DataFrame(rows, columns=["point", *self.spec.table, "n"])
+        table = pd.DataFrame(rows, columns=["point", *self.spec.table, "n"])
+        if self.spec.fluid is not None:
+            from cnsim.sweeps.fluid import add_columns  # the fluid models only when asked
+
+            table = add_columns(self, table)
+        return table
 
     # ------------------------------------------------------------ time series
 

@@ -132,6 +132,26 @@ class PlotSpec:
         return {k: v for k, v in vars(self).items() if v is not None and v != {}}
 
 
+@one_line_errors("sweep.fluid")
+@dataclass(frozen=True, config=STRICT)
+class FluidStudy:
+    """[sweep.fluid]: each point's fluid fixed point beside its packet runs (`cnsim.sweeps.fluid`):
+    DIR/table.csv gains the senders' rates and the fixed point's columns, and two figures draw
+    the packet runs' queue and rates against `x`, one line per value of `lines`, with the fixed
+    points as lines."""
+
+    x: StrictStr = Field(description="A [sweep.table] column: the figures' x (numbers).")
+    lines: StrictStr = Field(description="A [sweep.table] column: one line per value.")
+    queue: StrictStr = Field(description="A [sweep.table] column: the packet runs' queue (bytes).")
+    queue_std: StrictStr | None = Field(
+        default=None, description="A [sweep.table] column: the queue's std (the error bars)."
+    )
+
+    def to_table(self) -> dict[str, Any]:
+        """As written in a sweep file."""
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
 @one_line_errors("sweep.transient")
 @dataclass(frozen=True, config=STRICT)
 class TransientStudy:
@@ -226,6 +246,7 @@ class SweepSpec:
     )
     plots: tuple[PlotSpec, ...] = ()
     transient: TransientStudy | None = None
+    fluid: FluidStudy | None = None
     table: dict[str, StrictStr] = Field(
         default_factory=dict,
         description=(
@@ -267,6 +288,8 @@ class SweepSpec:
         _run_count(self)  # before anything enumerates the points
         if self.transient is not None:
             _transient_points(self.transient, len(self.points()))
+        if self.fluid is not None:
+            _fluid_columns(self.fluid, self.table)
         return self
 
     @property
@@ -334,6 +357,8 @@ class SweepSpec:
             table["plots"] = [p.to_table() for p in self.plots]
         if self.transient is not None:
             table["transient"] = self.transient.to_table()
+        if self.fluid is not None:
+            table["fluid"] = self.fluid.to_table()
         if self.table:
             table["table"] = dict(self.table)
         if self.names:
@@ -393,7 +418,12 @@ def _where(loc: Sequence[int | str]) -> str:
 
 def _hint(loc: tuple[int | str, ...], key: str) -> str:
     """`; did you mean 'replications'?` from the keys the table at `loc` takes."""
-    tables = {"plots": PlotSpec, "sweep.plots[]": PlotSpec, "transient": TransientStudy}
+    tables = {
+        "plots": PlotSpec,
+        "sweep.plots[]": PlotSpec,
+        "transient": TransientStudy,
+        "fluid": FluidStudy,
+    }
     model: Any = next((tables[k] for k in reversed(loc[:-1]) if k in tables), SweepSpec)
     known = [f.name for f in dataclasses.fields(model) if f.name != "base_toml"]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
@@ -577,3 +607,12 @@ def _transient_points(study: TransientStudy, n_points: int) -> None:
                 f"sweep.transient.columns.{name}: expected {n_points} values, one per point "
                 f"(got {len(values)})"
             )
+
+
+def _fluid_columns(study: FluidStudy, table: Mapping[str, str]) -> None:
+    """Every [sweep.fluid] column names a [sweep.table] column."""
+    for key in ("x", "lines", "queue", "queue_std"):
+        name = getattr(study, key)
+        if name is not None and name not in table:
+            known = ", ".join(table) or "none: the sweep has no [sweep.table]"
+            raise SweepError(f"sweep.fluid.{key}: no [sweep.table] column {name!r} ({known})")
