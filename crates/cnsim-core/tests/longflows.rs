@@ -66,6 +66,32 @@ fn a_saturating_tcp_flow_fills_its_link_and_is_in_flight_at_the_end() {
 }
 
 #[test]
+fn saturating_flows_both_ways_share_each_link_with_the_other_flows_acks() {
+    // a -> b and b -> a, each a saturating flow: each direction of each link carries one
+    // flow's data and the other's ACKs (one 64 B ACK per packet), each frame with 24 B of
+    // wire overhead, so a flow's goodput is C x 1500 / (1500 + 24 + 64 + 24).
+    let t_end = 4e-3;
+    for transport in ["tcp", "roce"] {
+        let text = ScenarioToml::new("both", t_end)
+            .raw("[model]\nwire_overhead_bytes = 24\n")
+            .hosts(&["a", "b"])
+            .switch("sw")
+            .link("a", "sw", G10, 1e-6)
+            .link("sw", "b", G10, 1e-6)
+            .traffic("saturate", &["a"], "b", &format!("transport = \"{transport}\""))
+            .traffic("saturate", &["b"], "a", &format!("transport = \"{transport}\""))
+            .build();
+        let r = run(&text);
+        let want = G10 * 1500.0 / (1500.0 + 64.0 + 2.0 * 24.0);
+        for flow in 0..2 {
+            let goodput = r.flows.delivered_bytes[flow] as f64 * 8.0 / t_end;
+            assert_close(goodput, want, 0.005, &format!("{transport} flow {flow}"));
+        }
+        assert_conserved(&r);
+    }
+}
+
+#[test]
 fn a_saturating_flow_with_a_stop_completes_with_what_was_written_by_then() {
     let (stop, s) = (1e-3, tx_s(1500.0, G10));
     let r = run(&pair(
