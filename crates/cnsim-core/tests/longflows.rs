@@ -78,8 +78,18 @@ fn saturating_flows_both_ways_share_each_link_with_the_other_flows_acks() {
             .switch("sw")
             .link("a", "sw", G10, 1e-6)
             .link("sw", "b", G10, 1e-6)
-            .traffic("saturate", &["a"], "b", &format!("transport = \"{transport}\""))
-            .traffic("saturate", &["b"], "a", &format!("transport = \"{transport}\""))
+            .traffic(
+                "saturate",
+                &["a"],
+                "b",
+                &format!("transport = \"{transport}\""),
+            )
+            .traffic(
+                "saturate",
+                &["b"],
+                "a",
+                &format!("transport = \"{transport}\""),
+            )
             .build();
         let r = run(&text);
         let want = G10 * 1500.0 / (1500.0 + 64.0 + 2.0 * 24.0);
