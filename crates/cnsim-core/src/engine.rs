@@ -65,6 +65,9 @@ pub(crate) enum EventKind {
     TransportTimer { node: NodeIdx, flow: u32 },
     /// A TCP flow's delayed-ACK timer at its receiver (`net/host/transport/`).
     TransportAckTimer { node: NodeIdx, flow: u32 },
+    /// A long flow's application writes its next packet or stops writing, at its sender; at
+    /// its receiver, the flow completed when it stopped (`net/host/transport/app.rs`).
+    AppWrite { node: NodeIdx, flow: u32 },
     /// A scheduled service-rate change; index into the simulation's rate-change table.
     RateChange(u32),
     /// Periodic probe.

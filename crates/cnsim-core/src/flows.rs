@@ -3,7 +3,9 @@
 //! transport hands the table only the bytes its receiver accepts); without a transport
 //! (`"none"`) nothing is retransmitted, so a flow that lost a frame never completes and is
 //! reported with its losses. A transported flow also records its sender's completion (the
-//! last ACK), its retransmissions and timeouts.
+//! last ACK), its retransmissions and timeouts. A long flow (a `saturate` or `cbr` source
+//! over a transport) has the size its application has written so far; it can complete only
+//! once the application stopped writing (`writing` false), when that is delivered.
 
 use std::collections::HashMap;
 
@@ -31,6 +33,50 @@ pub(crate) struct FlowState {
     /// Switches on the flow's path as the static routes give it when it starts (transported
     /// flows only, else 0): a sender controller's per-hop scaling (Swift's target delay).
     pub(crate) path_switches: u8,
+    /// The application is still writing (a long flow before its stop): `row.size_bytes` is
+    /// not final and the flow cannot complete.
+    pub(crate) writing: bool,
+}
+
+/// The packet count a transport's state machines see while a long flow's application is
+/// still writing: more than any such flow can send (the scenario's check bounds its packets
+/// below it, `sim/build.rs`), so the receiver never takes the flow for complete.
+pub(crate) const OPEN_PACKETS: u32 = u32::MAX - 1;
+
+impl FlowState {
+    /// The packets the flow has as its receiver counts them: `OPEN_PACKETS` while the
+    /// application is writing.
+    pub(crate) fn packets(&self) -> u32 {
+        if self.writing {
+            OPEN_PACKETS
+        } else {
+            self.row.size_bytes.div_ceil(self.row.frame_bytes as u64) as u32
+        }
+    }
+
+    /// The packets the sender may send: those written so far (`cbr`), every one while an
+    /// always-backlogged application writes (`saturate`: `OPEN_PACKETS`), or the flow's.
+    pub(crate) fn sendable_packets(&self) -> u32 {
+        let backlogged = self
+            .row
+            .writes
+            .as_ref()
+            .is_some_and(|w| w.interval.is_none());
+        if self.writing && backlogged {
+            OPEN_PACKETS
+        } else {
+            self.row.size_bytes.div_ceil(self.row.frame_bytes as u64) as u32
+        }
+    }
+
+    /// The sender takes packet `psn`: an always-backlogged application wrote it just now
+    /// (its flow's size is the packets taken so far).
+    pub(crate) fn on_taken(&mut self, psn: u32) {
+        if self.writing && self.row.writes.is_some() {
+            let end = (psn as u64 + 1) * self.row.frame_bytes as u64;
+            self.row.size_bytes = self.row.size_bytes.max(end);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -56,6 +102,7 @@ impl FlowTable {
                 retransmitted_frames: 0,
                 timeouts: 0,
                 path_switches: 0,
+                writing: row.writes.is_some(),
                 row,
             })
             .collect();
@@ -84,10 +131,31 @@ impl FlowTable {
         }
         let f = &mut self.flows[flow_id as usize];
         f.delivered_bytes += bytes as u64;
-        if f.delivered_bytes == f.row.size_bytes {
+        if f.delivered_bytes == f.row.size_bytes && !f.writing {
             f.end = Some(now);
             self.completed += 1;
         }
+    }
+
+    /// The application of long flow `id` wrote one more packet (`cbr`).
+    pub(crate) fn on_written(&mut self, id: FlowId) {
+        let f = &mut self.flows[id as usize];
+        f.row.size_bytes += f.row.frame_bytes as u64;
+    }
+
+    /// The application of long flow `id` stopped writing at `now`: its size is final (at
+    /// least one packet: a saturating application wrote the first one at its start). True if
+    /// the receiver already holds all of it: the flow completes now.
+    pub(crate) fn on_stopped_writing(&mut self, id: FlowId, now: SimTime) -> bool {
+        let f = &mut self.flows[id as usize];
+        f.writing = false;
+        f.row.size_bytes = f.row.size_bytes.max(f.row.frame_bytes as u64);
+        let complete = f.delivered_bytes == f.row.size_bytes && f.end.is_none();
+        if complete {
+            f.end = Some(now);
+            self.completed += 1;
+        }
+        complete
     }
 
     /// A frame of flow `flow_id` was dropped.
@@ -117,6 +185,10 @@ impl Stage {
 /// servers finishes the j-th (0-based) at a stage after sum(ser) + sum(delay before it) +
 /// j x max(ser) (the bottleneck spaces them); the last, smaller frame is then walked through.
 pub(crate) fn ideal_fct(stages: &[Stage], size_bytes: u64, mtu: u32) -> SimTime {
+    if size_bytes == 0 {
+        // A long flow whose application wrote nothing yet.
+        return SimTime::ZERO;
+    }
     let mtu = mtu as u64;
     let full = (size_bytes - 1) / mtu; // frames before the last one
     let last = size_bytes - full * mtu;

@@ -121,12 +121,15 @@ fn parse_in(
 }
 
 /// The flows a scenario's workload starts, as the trace CSV `cnsim trace` writes: running the
-/// scenario with this file as a `flow_trace` reproduces the run exactly.
+/// scenario with this file as a `flow_trace` reproduces the run exactly. The long flows of
+/// `saturate` and `cbr` entries over a transport are left out: their size is what their
+/// application writes during the run (keep those entries beside the trace).
 pub fn write_flow_trace(
     scenario: &Scenario,
     out: impl std::io::Write,
 ) -> Result<usize, ConfigError> {
-    let (rows, names) = sim::workload_rows(scenario)?;
+    let (mut rows, names) = sim::workload_rows(scenario)?;
+    rows.retain(|r| r.writes.is_none());
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     traffic::trace::write_csv(out, &rows, &names)
         .map_err(|e| ConfigError::field("trace", format!("cannot write the trace: {e}")))?;

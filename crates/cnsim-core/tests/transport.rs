@@ -254,12 +254,13 @@ fn bad_transport_fields_are_errors_naming_the_field() {
     assert!(run_error_of(&text, &[])
         .to_string()
         .contains("transport.drop[0].flow"));
-    let sat = ScenarioToml::new("s", 0.001)
+    // Bernoulli frames are no flow (saturate and cbr carry one: tests/longflows.rs).
+    let bern = ScenarioToml::new("s", 0.001)
         .hosts(&["a", "b"])
         .link("a", "b", G10, 1e-6)
-        .traffic("saturate", &["a"], "b", "transport = \"roce\"")
+        .traffic("bernoulli", &["a"], "b", "load = 0.5\ntransport = \"roce\"")
         .build();
-    assert!(run_error_of(&sat, &[])
+    assert!(run_error_of(&bern, &[])
         .to_string()
         .contains("traffic[0].transport"));
     let lossy = ScenarioToml::new("s", 0.001)

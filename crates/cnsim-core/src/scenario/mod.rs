@@ -333,6 +333,8 @@ pub(crate) struct TrafficSpec {
     pub(crate) frame_bytes: u32,
     #[serde(default)]
     pub(crate) start_s: f64,
+    /// No arrival at or after this time; a saturating source switches off; a long flow's
+    /// application (saturate, cbr over a transport) stops writing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) stop_s: Option<f64>,
     /// Flow sizes (flows).
@@ -354,8 +356,10 @@ pub(crate) struct TrafficSpec {
     /// seed or scheme (seed 003: one trace for every variant).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) seed: Option<u64>,
-    /// What carries the entry's flows (flows, flow_trace): "none" (open loop), "roce", "irn"
-    /// or "tcp".
+    /// What carries the entry's flows: "none" (open loop), "roce", "irn" or "tcp". Not for
+    /// bernoulli. On saturate and cbr each sender is one long flow to its one destination,
+    /// written by its application as the run goes (saturate: always backlogged; cbr: a packet
+    /// at each frame time), complete when what was written by stop_s is delivered.
     #[serde(default, skip_serializing_if = "Transport::is_none")]
     pub(crate) transport: Transport,
 }

@@ -1,5 +1,6 @@
-//! End-host transports in the scenario: `transport = "none" | "roce" | "irn" | "tcp"` on a flow entry, the
-//! `[transport]` table (each transport's parameters, and the explicit drop list for tests).
+//! End-host transports in the scenario: `transport = "none" | "roce" | "irn" | "tcp"` on a
+//! flow, saturate or cbr entry, the `[transport]` table (each transport's parameters, and the
+//! explicit drop list for tests).
 //! The run-time state machines are in `net/host/transport/`; the reference is docs/transport.md.
 
 use std::collections::{HashMap, HashSet};
@@ -418,16 +419,15 @@ impl IrnParams {
     }
 }
 
-/// `traffic[i].transport`: only flow entries carry a transport (for now).
+/// `traffic[i].transport`: flow entries carry a transport, and `saturate` and `cbr` sources
+/// (one long flow per sending host, docs/transport.md "Long flows"); a Bernoulli source's
+/// frames are no flow.
 pub(crate) fn check_entry(t: &TrafficSpec, path: &str) -> Result<(), ConfigError> {
-    let flows = matches!(t.kind, TrafficKind::Flows | TrafficKind::FlowTrace);
-    if !t.transport.is_none() && !flows {
+    if !t.transport.is_none() && t.kind == TrafficKind::Bernoulli {
         return Err(Check { path }.fail(
             "transport",
-            format!(
-                "applies to kind = \"flows\" and \"flow_trace\" only (got kind = \"{}\")",
-                t.kind.name()
-            ),
+            "applies to kind = \"flows\", \"flow_trace\", \"saturate\" and \"cbr\" \
+             (got kind = \"bernoulli\": its frames are independent arrivals, not a flow)",
         ));
     }
     Ok(())

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use crate::cc::{CongestionPoint, NotificationPoint, Scheme};
 use crate::error::ConfigError;
+use crate::flows::OPEN_PACKETS;
 use crate::net::frame::NO_SEQ;
 use crate::net::host::{Host, ReceiverPfc, Transports};
 use crate::net::link_loss::LinkLoss;
@@ -19,7 +20,7 @@ use crate::net::Node;
 use crate::rng::{stream, StreamKind};
 use crate::scenario::{self, DstSpec, Scenario, TrafficKind, N_CLASSES};
 use crate::time::{serialization_time, SimTime};
-use crate::traffic::flows::{workload, FlowRow, Workload};
+use crate::traffic::flows::{workload, AppWrites, FlowRow, Workload};
 use crate::traffic::{Destinations, Pattern, Source};
 use routes::{compute_routes, Reach};
 
@@ -138,12 +139,19 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         nodes.push(Node::Switch(Box::new(sw)));
     }
     let reach = compute_routes(&mut nodes, n_hosts, &sc.routing, sc.seed);
-    let sources = build_sources(sc, &index, &nodes, &reach)?;
+    let (sources, long_flows) = build_sources(sc, &index, &nodes, &reach)?;
     let line_rates: Vec<f64> = nodes[..n_hosts]
         .iter()
         .map(|n| n.ports()[0].line_rate_bps)
         .collect();
     let mut workload = workload(sc, &index, &line_rates)?;
+    if !long_flows.is_empty() {
+        // Long flows take their ids in start order with the others (a stable sort: at equal
+        // start times the flow entries' flows first, then the long flows in entry order).
+        let end_s = sc.duration_s;
+        (workload.flows).extend(long_flows.into_iter().filter(|f| f.start_s < end_s));
+        (workload.flows).sort_by(|a, b| a.start_s.partial_cmp(&b.start_s).expect("finite"));
+    }
     check_flow_routes(sc, &nodes, &workload.flows)?;
     let flows = std::mem::take(&mut workload.flows);
     attach_transports(sc, &mut nodes, &flows)?;
@@ -216,8 +224,9 @@ fn attach_transports(
     nodes: &mut [Node],
     flows: &[FlowRow],
 ) -> Result<(), ConfigError> {
+    let end = SimTime::from_secs_f64(sc.duration_s);
     for (i, f) in flows.iter().enumerate() {
-        let packets = f.size_bytes.div_ceil(f.frame_bytes as u64);
+        let packets = flow_packets(f, nodes, end);
         if !f.transport.is_none() && packets >= NO_SEQ as u64 {
             return Err(ConfigError::field(
                 "traffic",
@@ -236,7 +245,7 @@ fn attach_transports(
                 format!("no transported flow with id {} in the workload", d.flow),
             ));
         };
-        if d.psn as u64 >= f.size_bytes.div_ceil(f.frame_bytes as u64) {
+        if d.psn as u64 >= flow_packets(f, nodes, end) {
             return Err(ConfigError::field(
                 format!("{path}.psn"),
                 format!("flow {} has no packet {}", d.flow, d.psn),
@@ -267,6 +276,18 @@ fn attach_transports(
     Ok(())
 }
 
+/// The packets flow `f` has, or for a long flow can have by the run's `end` (the bound its
+/// entry is checked against, `long_flow`).
+fn flow_packets(f: &FlowRow, nodes: &[Node], end: SimTime) -> u64 {
+    match f.writes.as_deref() {
+        Some(w) => {
+            let line = nodes[f.src as usize].ports()[0].line_rate_bps;
+            w.max_packets(SimTime::from_secs_f64(f.start_s), end, f.frame_bytes, line)
+        }
+        None => f.size_bytes.div_ceil(f.frame_bytes as u64),
+    }
+}
+
 /// True if frames from host `src` can reach host `dst`. Routes come from a BFS towards each
 /// host, so every hop of a route gets closer: a route at the first switch is a whole path.
 fn reachable(nodes: &[Node], src: u32, dst: u32) -> bool {
@@ -290,13 +311,16 @@ fn check_flow_routes(sc: &Scenario, nodes: &[Node], flows: &[FlowRow]) -> Result
     }
 }
 
+/// The frame sources of the `bernoulli`, `cbr` and `saturate` entries, and the long flows of
+/// the `cbr` and `saturate` entries over a transport (one per sending host, in entry order).
 fn build_sources(
     sc: &Scenario,
     index: &HashMap<&str, u32>,
     nodes: &[Node],
     reach: &Reach,
-) -> Result<Vec<Source>, ConfigError> {
+) -> Result<(Vec<Source>, Vec<FlowRow>), ConfigError> {
     let mut sources = Vec::new();
+    let mut long_flows = Vec::new();
     let n_hosts = sc.hosts.len() as u32;
     for (ti, t) in sc.traffic.iter().enumerate() {
         if matches!(t.kind, TrafficKind::Flows | TrafficKind::FlowTrace) {
@@ -321,6 +345,10 @@ fn build_sources(
                 DstSpec::Part(_) => unreachable!("validated: selections are expanded"),
             };
             let dst = check_destinations(sc, ti, t, nodes, reach, host_name, host, dst)?;
+            if !t.transport.is_none() {
+                long_flows.push(long_flow(sc, ti, t, nodes, host, &dst)?);
+                continue;
+            }
             let rng = stream(
                 t.seed.unwrap_or(sc.seed),
                 StreamKind::Traffic,
@@ -375,7 +403,59 @@ fn build_sources(
             sources.push(source);
         }
     }
-    Ok(sources)
+    Ok((sources, long_flows))
+}
+
+/// The long flow of a `cbr` or `saturate` entry's sending host over a transport, to its one
+/// destination (`check_destinations`): its application writes it as the run goes
+/// (`net/host/transport/app.rs`). A `cbr` application's first packet is written at the
+/// start; a saturating one has written nothing before its sender takes a packet.
+fn long_flow(
+    sc: &Scenario,
+    ti: usize,
+    t: &scenario::TrafficSpec,
+    nodes: &[Node],
+    host: u32,
+    dst: &Destinations,
+) -> Result<FlowRow, ConfigError> {
+    let Destinations::Fixed(dst) = *dst else {
+        unreachable!("check_destinations: one destination with a transport")
+    };
+    let line_rate = nodes[host as usize].ports()[0].line_rate_bps;
+    let interval = (t.kind == TrafficKind::Cbr)
+        .then(|| serialization_time(t.frame_bytes as u64, t.rate_bps.expect("validated")));
+    let writes = AppWrites {
+        interval,
+        stop: t.stop_s.map_or(SimTime::MAX, SimTime::from_secs_f64),
+    };
+    let start = SimTime::from_secs_f64(t.start_s);
+    let end = SimTime::from_secs_f64(sc.duration_s);
+    let packets = writes.max_packets(start, end, t.frame_bytes, line_rate);
+    if packets >= OPEN_PACKETS as u64 {
+        return Err(ConfigError::field(
+            format!("traffic[{ti}].transport"),
+            format!(
+                "a long flow over a transport has under 2^32 - 2 packets; this one can write \
+                 {packets} packets of {} B by its stop_s or the run's end: shorten it or raise \
+                 frame_bytes",
+                t.frame_bytes
+            ),
+        ));
+    }
+    Ok(FlowRow {
+        start_s: t.start_s,
+        src: host,
+        dst,
+        size_bytes: if interval.is_some() {
+            t.frame_bytes as u64
+        } else {
+            0
+        },
+        priority: t.priority,
+        frame_bytes: t.frame_bytes,
+        transport: t.transport,
+        writes: Some(Box::new(writes)),
+    })
 }
 
 /// Checks a frame-level source's destinations (one other than itself, all reachable; exactly
@@ -430,6 +510,16 @@ fn check_destinations(
         return Err(ConfigError::field(
             field,
             "a saturating source needs exactly one destination",
+        ));
+    }
+    if !t.transport.is_none() && count != 1 {
+        return Err(ConfigError::field(
+            field,
+            format!(
+                "a cbr source over a transport is one long flow to one destination; host \
+                 '{host_name}' has {count} (several destinations per source are not supported \
+                 with a transport: give one host, or one entry per destination)"
+            ),
         ));
     }
     Ok(if count == 1 {

@@ -109,6 +109,12 @@ impl Network {
                     h.on_transport_ack_timer(node, flow, &mut ctx);
                 }
             }
+            EventKind::AppWrite { node, flow } => {
+                let (nodes, mut ctx) = self.ctx();
+                if let Node::Host(h) = &mut nodes[node as usize] {
+                    h.on_app_write(node, flow, &mut ctx);
+                }
+            }
             other => unreachable!("{other:?} is not an element event"),
         }
     }

@@ -19,6 +19,7 @@ use crate::ids::HostId;
 use crate::rng::{stream, SimRng, StreamKind};
 use crate::scenario::flows::{bounded_pareto_mean, empirical_mean, PERMUTATION};
 use crate::scenario::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec, Transport};
+use crate::time::{serialization_time, SimTime};
 use crate::traffic::Destinations;
 
 /// One flow of the workload.
@@ -33,6 +34,40 @@ pub(crate) struct FlowRow {
     pub(crate) frame_bytes: u32,
     /// What carries the flow (the entry's `transport`).
     pub(crate) transport: Transport,
+    /// A long flow that its application writes as the run goes (a `saturate` or `cbr` source
+    /// over a transport): `size_bytes` is what it has written so far, final when it stops.
+    /// None: the whole flow is there at its start (flows, traces). Boxed: most flows have none.
+    pub(crate) writes: Option<Box<AppWrites>>,
+}
+
+/// How the application of a long flow writes it (docs/transport.md, "Long flows").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct AppWrites {
+    /// `cbr`: one packet of `frame_bytes` every this long (frame_bytes x 8 / rate_bps, as the
+    /// open-loop source spaces its frames), the first at the start. None: `saturate`, always
+    /// backlogged: a packet is written when the transport takes it.
+    pub(crate) interval: Option<SimTime>,
+    /// No packet is written at or after this time (`stop_s`; `SimTime::MAX`: never).
+    pub(crate) stop: SimTime,
+}
+
+impl AppWrites {
+    /// Most packets the application can write from `start` to `end` (the run's end) at most
+    /// at `line_rate_bps` (a saturating one writes only what the NIC takes): a bound on the
+    /// flow's packet sequence numbers.
+    pub(crate) fn max_packets(
+        &self,
+        start: SimTime,
+        end: SimTime,
+        frame_bytes: u32,
+        line_rate_bps: f64,
+    ) -> u64 {
+        let span = self.stop.min(end).saturating_sub(start);
+        let interval = self
+            .interval
+            .unwrap_or_else(|| serialization_time(frame_bytes as u64, line_rate_bps));
+        span.ps() / interval.ps().max(1) + 1
+    }
 }
 
 /// A workload and what it asked for, to report the realised mean size and load beside it.
@@ -215,6 +250,7 @@ fn inline_rows(t: &TrafficSpec, host_index: &HashMap<&str, u32>) -> Vec<FlowRow>
             priority: f.priority,
             frame_bytes: t.frame_bytes,
             transport: t.transport,
+            writes: None,
         })
         .collect()
 }
@@ -286,6 +322,7 @@ fn generate(
                 priority: t.priority,
                 frame_bytes: t.frame_bytes,
                 transport: t.transport,
+                writes: None,
             });
         }
     }

@@ -144,6 +144,7 @@ impl TraceRow {
             priority: self.priority,
             frame_bytes: 0,
             transport: Transport::None,
+            writes: None,
         })
     }
 }
@@ -293,6 +294,7 @@ mod tests {
                 priority: 3,
                 frame_bytes: 0,
                 transport: Transport::None,
+                writes: None,
             },
             FlowRow {
                 start_s: 1.0 / 3.0,
@@ -302,6 +304,7 @@ mod tests {
                 priority: 0,
                 frame_bytes: 0,
                 transport: Transport::None,
+                writes: None,
             },
         ];
         let mut buf = Vec::new();

@@ -231,6 +231,7 @@ fn queue_pair_feedback_goes_to_its_own_rp_and_none_after_it_completes() {
         priority: 0,
         frame_bytes: 1500,
         transport,
+        writes: None,
     };
     let mut host = plain_host();
     let flows = crate::flows::FlowTable::new(vec![row(Transport::Roce), row(Transport::Roce)]);

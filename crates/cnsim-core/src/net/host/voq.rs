@@ -211,6 +211,10 @@ impl Host {
     /// has a VOQ of its own). Its frames are cut when the VOQ is served (flows live in the
     /// application, not in the NIC buffer).
     pub(crate) fn start_flow(&mut self, me: NodeIdx, id: FlowId, dst: HostId, ctx: &mut Ctx) {
+        if ctx.flows.flows[id as usize].writing {
+            // A long flow: its application writes as the run goes (`transport/app.rs`).
+            self.start_app_writes(me, id, ctx);
+        }
         let qp = if self.is_queue_pair(id, ctx) {
             id
         } else {

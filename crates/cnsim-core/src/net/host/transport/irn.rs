@@ -191,6 +191,16 @@ impl SelectiveRepeat {
         })
     }
 
+    /// A long flow's application wrote more, or stopped writing: the flow has `packets`
+    /// packets now (never fewer than were sent: `app.rs`).
+    pub(crate) fn set_packets(&mut self, packets: u32) {
+        debug_assert!(
+            packets >= self.next_new,
+            "a flow cannot shrink below what was sent"
+        );
+        self.packets = packets;
+    }
+
     /// Something may be sent now.
     pub(crate) fn has_more(&self) -> bool {
         self.lost().is_some() || self.may_send_new()

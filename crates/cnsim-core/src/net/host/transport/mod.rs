@@ -15,6 +15,7 @@
 //! sender (unpaced, like a scheme's probe), then queued, paused and dropped in the switches
 //! like data. Nothing here names a scheme.
 
+mod app;
 mod irn;
 mod newreno;
 mod roce;
@@ -61,7 +62,8 @@ struct Sending {
     /// The controller's pacing lets the next frame go at this time. Kept here, not only in
     /// the VOQ, which goes while the window holds the flow.
     paced_until: SimTime,
-    /// The retransmission timer expires at this time unless ACKs move it.
+    /// The retransmission timer expires at this time unless ACKs move it (`SimTime::MAX`:
+    /// off, before the first packet and while a long flow has everything acknowledged).
     deadline: SimTime,
     /// The time of the timer event in the queue (`SimTime::MAX`: none). The timer is lazy: an
     /// ACK moves `deadline` only, and the event, when it fires early, is set again.
@@ -390,10 +392,10 @@ fn held_ns(held: SimTime) -> u32 {
     u32::try_from(held.0 / 1_000).unwrap_or(u32::MAX)
 }
 
-/// The packets a flow is cut into, and the bytes of packet `psn`, and of packets
-/// `psn..psn + count`.
+/// The packets a flow is cut into (a long flow's application still writing: more than it
+/// can send), and the bytes of packet `psn`, and of packets `psn..psn + count`.
 fn packets(f: &FlowState) -> u32 {
-    f.row.size_bytes.div_ceil(f.row.frame_bytes as u64) as u32
+    f.packets()
 }
 
 fn packet_bytes(f: &FlowState, psn: u32) -> u32 {
@@ -502,7 +504,7 @@ pub(super) fn next_frame(
 ) -> NextFrame {
     let now = ctx.q.now();
     let f = &mut ctx.flows.flows[id as usize];
-    let n = packets(f);
+    let n = f.sendable_packets();
     let transport = f.row.transport;
     let (tcp, bounds, irn) = (&tp.tcp, tp.tcp_rto, &tp.irn);
     let qp = tp.sending.entry(id).or_insert_with(|| {
@@ -530,6 +532,7 @@ pub(super) fn next_frame(
         .tx
         .next_packet()
         .expect("a flow is in its VOQ only while it has a packet to send");
+    f.on_taken(sent.psn);
     let bytes = packet_bytes(f, sent.psn);
     if sent.retransmission {
         f.retransmitted_bytes += bytes as u64;
@@ -537,11 +540,16 @@ pub(super) fn next_frame(
     }
     let finished = !qp.may_send();
     qp.in_voq = !finished;
-    if qp.timer_at == SimTime::MAX {
+    if qp.deadline == SimTime::MAX {
+        // The timer is off (the flow's first packet, or a long flow's after all it had
+        // written was acknowledged): start it (RFC 6298 5.1); an event already queued for an
+        // earlier time finds the deadline later and waits for it.
         qp.deadline = now + qp.tx.rto(tp.rto);
-        qp.timer_at = qp.deadline;
-        let ev = EventKind::TransportTimer { node: me, flow: id };
-        ctx.q.schedule(qp.deadline, ev);
+        if qp.deadline < qp.timer_at {
+            qp.timer_at = qp.deadline;
+            let ev = EventKind::TransportTimer { node: me, flow: id };
+            ctx.q.schedule(qp.deadline, ev);
+        }
     }
     let pacing = qp.cc.as_deref().and_then(SenderCc::pacing_bps);
     if let Some(rate) = pacing {
@@ -609,10 +617,15 @@ impl Host {
             }
         }
         if qp.tx.is_complete() {
-            tp.sending.remove(&id);
-            ctx.flows.flows[id as usize].sender_end = Some(now);
-            self.close_queue_pair(id, frame.src);
-            return;
+            if !ctx.flows.flows[id as usize].writing {
+                tp.sending.remove(&id);
+                ctx.flows.flows[id as usize].sender_end = Some(now);
+                self.close_queue_pair(id, frame.src);
+                return;
+            }
+            // A long flow whose every written packet is acknowledged: the timer is off (RFC
+            // 6298 5.2) until its application writes again (`app.rs`).
+            qp.deadline = SimTime::MAX;
         }
         let may_send = qp.may_send();
         if may_send && !qp.in_voq {
@@ -638,6 +651,12 @@ impl Host {
             return; // completed since
         };
         if qp.timer_at != now {
+            return;
+        }
+        if qp.deadline == SimTime::MAX {
+            // The timer is off (a long flow waiting for its application, `app.rs`): its next
+            // packet starts it again.
+            qp.timer_at = SimTime::MAX;
             return;
         }
         let mut requeue = false;
@@ -888,6 +907,7 @@ pub(super) mod tests {
             priority: 0,
             frame_bytes: 1500,
             transport,
+            writes: None,
         }]);
         for node in 0..2 {
             tn.host(node).transports = Some(Box::new(room()));

@@ -50,6 +50,16 @@ impl GoBackN {
         })
     }
 
+    /// A long flow's application wrote more, or stopped writing: the flow has `packets`
+    /// packets now (never fewer than were sent: `app.rs`).
+    pub(crate) fn set_packets(&mut self, packets: u32) {
+        debug_assert!(
+            packets >= self.high_psn,
+            "a flow cannot shrink below what was sent"
+        );
+        self.packets = packets;
+    }
+
     /// Something is left to send now.
     pub(crate) fn has_more(&self) -> bool {
         self.next_psn < self.packets

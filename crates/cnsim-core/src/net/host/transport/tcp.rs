@@ -250,6 +250,16 @@ impl TcpSender {
         })
     }
 
+    /// A long flow's application wrote more, or stopped writing: the flow has `packets`
+    /// packets now (never fewer than were sent: `app.rs`).
+    pub(crate) fn set_packets(&mut self, packets: u32) {
+        debug_assert!(
+            packets >= self.nxt,
+            "a flow cannot shrink below what was sent"
+        );
+        self.packets = packets;
+    }
+
     /// Something is left to send (window permitting).
     pub(crate) fn has_data(&self) -> bool {
         self.nxt < self.packets || self.has_lost()
