@@ -271,3 +271,33 @@ fn bad_transport_fields_are_errors_naming_the_field() {
         .to_string()
         .contains("links[0].loss_rate"));
 }
+
+#[test]
+fn the_retransmission_timer_is_off_while_nothing_is_outstanding() {
+    // Three roce flows under TIMELY into one 10 Gb/s port: from line rate TIMELY cuts every
+    // rate to its 10 Mb/s floor (docs/timely.md), one 1500 B packet per 1.2 ms, so each flow
+    // has nothing in flight most of the time. A timer left running then (320 us RTO) fires
+    // with no packet missing and goes back for nothing: 27 timeouts here before the timer
+    // was turned off with nothing outstanding (RFC 6298 5.2).
+    let star = ScenarioToml::new("star", 0.004)
+        .hosts(&["a", "b", "c", "r"])
+        .switch_with("sw", "output_buffer_bytes = 200_000")
+        .link("a", "sw", G10, 1e-6)
+        .link("b", "sw", G10, 1e-6)
+        .link("c", "sw", G10, 1e-6)
+        .link("r", "sw", G10, 1e-6)
+        .raw(concat!(
+            "[[traffic]]\nkind = \"flow_trace\"\ntransport = \"roce\"\nflows = [",
+            "{ start_s = 0.0, src = \"a\", dst = \"r\", size_bytes = 1_000_000 }, ",
+            "{ start_s = 0.0, src = \"b\", dst = \"r\", size_bytes = 1_000_000 }, ",
+            "{ start_s = 0.0, src = \"c\", dst = \"r\", size_bytes = 1_000_000 }]\n",
+            "[congestion]\nscheme = \"timely\"\n",
+        ))
+        .build();
+    let r = run(&star);
+    assert!(
+        u(&r.summary, "flows/delivered_bytes") > 300_000,
+        "the flows make progress"
+    );
+    assert_eq!(u(&r.summary, "flows/timeouts"), 0);
+}

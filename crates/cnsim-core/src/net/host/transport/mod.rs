@@ -616,6 +616,12 @@ impl Host {
                 cc.on_loss(loss, now);
             }
         }
+        if qp.tx.in_flight() == 0 {
+            // Nothing outstanding: what is left waits for the window, the pacing or a rate
+            // limiter, not for an ACK, so the timer is off (RFC 6298 5.2; the IB spec's
+            // transport timer runs while responses are expected) until the next packet goes.
+            qp.deadline = SimTime::MAX;
+        }
         if qp.tx.is_complete() {
             if !ctx.flows.flows[id as usize].writing {
                 tp.sending.remove(&id);
