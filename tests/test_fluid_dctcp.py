@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -134,103 +134,37 @@ def test_dctcp_incasts_parameters() -> None:
     assert model.mark_on == "enqueue"
 
 
-# The packet runs beside the limit cycle. long_flows.rs's scenario, driven from Python: N long
-# roce flows into one 10 Gb/s port, 25 us links, K = 13 packets (the smallest whole K above
-# the guideline C x RTT / 7 = 12.2), 40 ms, measured from 10 ms on, probed every 2 us.
-LONG_FLOWS_K_BYTES = 13 * 1500
+# The packet runs beside the limit cycle (`dctcp.PACKET_CASES`: long_flows.rs's N = 2 and 10
+# at 10 Gb/s, dctcp-incast's N = 8 at 100 Gb/s), each run once for the three tests.
 
 
-def long_flows_scenario(n_flows: int) -> str:
-    hosts = "".join(f'[[hosts]]\nname = "s{i}"\n' for i in range(n_flows))
-    links = "".join(
-        f'[[links]]\nends = ["s{i}", "sw"]\nrate_bps = 10e9\ndelay_s = 25e-6\n'
-        for i in range(n_flows)
-    )
-    flows = "".join(
-        f'  {{ start_s = 0.0, src = "s{i}", dst = "recv", size_bytes = 1_000_000_000 }},\n'
-        for i in range(n_flows)
-    )
-    return (
-        'name = "dctcp-long-flows"\nduration_s = 0.04\nseed = 1\n'
-        + hosts
-        + '[[hosts]]\nname = "recv"\n[[switches]]\nname = "sw"\n'
-        + links
-        + '[[links]]\nends = ["sw", "recv"]\nrate_bps = 10e9\ndelay_s = 25e-6\n'
-        + '[[traffic]]\nkind = "flow_trace"\ntransport = "roce"\nflows = [\n'
-        + flows
-        + "]\n[report]\nprobe_interval_s = 2e-6\n"
-        + f'[congestion]\nscheme = "dctcp"\n[congestion.dctcp]\nk_bytes = {LONG_FLOWS_K_BYTES}\n'
-    )
-
-
-CASES = {
-    "N=2, 10 Gb/s": (long_flows_scenario(2), 0.01, 2e-6),
-    "N=10, 10 Gb/s": (long_flows_scenario(10), 0.01, 2e-6),
-    "dctcp-incast (N=8, 100 Gb/s)": ("dctcp-incast", 0.001, 1e-6),
-}
-
-
-@dataclass(frozen=True)
-class Beside:
-    packet: dctcp.Sawtooth
-    utilisation: float
-    fluid: dctcp.LimitCycle
-    analysis: dict[str, float]
-
-
-def packet_beside_fluid(case: str) -> Beside:
-    """The packet run's sawtooth and utilisation from `from_s` on, the fluid model's limit
-    cycle (from the same resolved scenario, measured over 100-400 R* at the run's probe
-    interval) and the SIGCOMM 2010 sawtooth."""
-    scenario, from_s, probe_s = CASES[case]
-    model, n = dctcp.model_from_scenario(tomllib.loads(cnsim.resolve(scenario)))
-    run = cnsim.run(scenario)
-    queue = run.series("queue_bytes", ["sw->recv"])
-    t = queue.index.to_numpy(dtype=float)
-    keep = t >= from_s
-    packet = dctcp.sawtooth(t[keep], queue.to_numpy(dtype=float)[keep, 0] / model.packet_bytes)
-    rx = run.series("host_rx_bps", ["recv"])
-    rx_keep = rx.index.to_numpy(dtype=float) >= from_s
-    utilisation = float(np.mean(rx.to_numpy(dtype=float)[rx_keep])) / model.capacity_bps
-    fluid = dctcp.limit_cycle(n, model, sample_s=probe_s)
-    print(
-        f"{case}: packet amplitude {packet.amplitude_packets:.1f} pkts, period "
-        f"{packet.period_s * 1e6:.1f} us ({packet.cycles} cycles), mean {packet.mean_packets:.1f}"
-        f", utilisation {utilisation:.4f}; fluid amplitude {fluid.saw.amplitude_packets:.1f}, "
-        f"period {fluid.saw.period_s * 1e6:.1f} us, mean {fluid.saw.mean_packets:.1f}, "
-        f"max/min {fluid.q_max_packets:.1f}/{fluid.q_min_packets:.1f}, utilisation "
-        f"{fluid.utilisation:.4f}, alpha {fluid.alpha_mean:.3f}; SIGCOMM 2010 "
-        f"{dctcp.sawtooth_analysis(n, model)['amplitude_packets']:.1f} pkts, "
-        f"{dctcp.sawtooth_analysis(n, model)['period_s'] * 1e6:.1f} us"
-    )
-    return Beside(packet, utilisation, fluid, dctcp.sawtooth_analysis(n, model))
-
-
-@pytest.fixture(scope="module", params=list(CASES))
-def beside(request: pytest.FixtureRequest) -> Beside:
-    return packet_beside_fluid(str(request.param))
+@pytest.fixture(scope="module", params=list(dctcp.PACKET_CASES))
+def beside(request: pytest.FixtureRequest) -> dctcp.Beside:
+    row = dctcp.beside_packets(str(request.param))
+    print(dctcp.table_row(row))
+    return row
 
 
 def test_the_packet_amplitude_is_the_fluid_limit_cycles_within_25_percent(
-    beside: Beside,
+    beside: dctcp.Beside,
 ) -> None:
-    packet, fluid = beside.packet, beside.fluid
-    assert packet.cycles >= 20
-    assert fluid.saw.cycles >= 20
-    ratio = packet.amplitude_packets / fluid.saw.amplitude_packets
+    assert beside.packet.cycles >= 20
+    assert beside.fluid.saw.cycles >= 20
+    ratio = beside.packet.amplitude_packets / beside.fluid.saw.amplitude_packets
     assert abs(ratio - 1) < 0.25, ratio
 
 
-def test_the_link_stays_full_in_both(beside: Beside) -> None:
-    assert beside.utilisation > 0.95
+def test_the_link_stays_full_in_both(beside: dctcp.Beside) -> None:
+    assert beside.packet_utilisation > 0.95
     assert beside.fluid.utilisation > 0.95
 
 
 def test_the_packet_period_lies_between_the_sawtooths_and_the_fluid_models(
-    beside: Beside,
+    beside: dctcp.Beside,
 ) -> None:
-    """Not within 25% of the fluid limit cycle (docs/dctcp.md: 37-50% shorter): the fluid
+    """Not within 25% of the fluid limit cycle (docs/dctcp.md: 37-47% shorter): the fluid
     model spreads DCTCP's once-per-window cut over the round trips the marks keep coming,
     which the packet sender ignores after its one cut; the SIGCOMM 2010 sawtooth, which has
     no feedback delay, is shorter still. This pins the order the docs state."""
-    assert beside.analysis["period_s"] < beside.packet.period_s < beside.fluid.saw.period_s
+    analysis_s = beside.analysis["period_s"]
+    assert analysis_s < beside.packet.period_s < beside.fluid.saw.period_s

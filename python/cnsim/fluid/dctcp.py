@@ -341,3 +341,181 @@ def _receiver(traffic: Mapping[str, Any]) -> str:
         return str(traffic["dst"])
     destinations = {str(flow["dst"]) for flow in traffic.get("flows", [])}
     return destinations.pop() if len(destinations) == 1 else ""
+
+
+# The packet runs the model is compared with (docs/dctcp.md "Fluid model"): long_flows.rs's
+# scenario (N long roce flows into one 10 Gb/s port, 25 us links, K = 13 packets: the smallest
+# whole K above the guideline C x RTT / 7 = 12.2; 40 ms, measured from 10 ms, probed every
+# 2 us) and dctcp-incast (measured from 1 ms, probed every 1 us).
+LONG_FLOWS_K_BYTES = 13 * 1500
+
+
+def long_flows_scenario(n_flows: int) -> str:
+    """The TOML of `crates/cnsim-core/src/cc/dctcp/tests/long_flows.rs`'s run for N flows."""
+    hosts = "".join(f'[[hosts]]\nname = "s{i}"\n' for i in range(n_flows))
+    links = "".join(
+        f'[[links]]\nends = ["s{i}", "sw"]\nrate_bps = 10e9\ndelay_s = 25e-6\n'
+        for i in range(n_flows)
+    )
+    flows = "".join(
+        f'  {{ start_s = 0.0, src = "s{i}", dst = "recv", size_bytes = 1_000_000_000 }},\n'
+        for i in range(n_flows)
+    )
+    return (
+        'name = "dctcp-long-flows"\nduration_s = 0.04\nseed = 1\n'
+        + hosts
+        + '[[hosts]]\nname = "recv"\n[[switches]]\nname = "sw"\n'
+        + links
+        + '[[links]]\nends = ["sw", "recv"]\nrate_bps = 10e9\ndelay_s = 25e-6\n'
+        + '[[traffic]]\nkind = "flow_trace"\ntransport = "roce"\nflows = [\n'
+        + flows
+        + "]\n[report]\nprobe_interval_s = 2e-6\n"
+        + f'[congestion]\nscheme = "dctcp"\n[congestion.dctcp]\nk_bytes = {LONG_FLOWS_K_BYTES}\n'
+    )
+
+
+# name: (scenario, measured from (s), probe interval (s)).
+PACKET_CASES: dict[str, tuple[str, float, float]] = {
+    "N=2, 10 Gb/s": (long_flows_scenario(2), 0.01, 2e-6),
+    "N=10, 10 Gb/s": (long_flows_scenario(10), 0.01, 2e-6),
+    "dctcp-incast (N=8, 100 Gb/s)": ("dctcp-incast", 0.001, 1e-6),
+}
+
+
+@dataclass(frozen=True)
+class Beside:
+    """One packet run beside the fluid model's limit cycle and the SIGCOMM 2010 sawtooth."""
+
+    case: str
+    n_flows: int
+    model: DctcpModel
+    packet: Sawtooth
+    packet_utilisation: float
+    packet_time_s: npt.NDArray[np.float64]
+    packet_queue_packets: npt.NDArray[np.float64]
+    fluid: LimitCycle
+    analysis: dict[str, float]
+
+
+def beside_packets(case: str) -> Beside:
+    """Runs `PACKET_CASES[case]` (the native module), measures its queue's sawtooth and the
+    receiver's throughput from the case's start on, and the fluid model read from the same
+    resolved scenario (its limit cycle over 100-400 R*, sampled at the run's probe interval)."""
+    import tomllib
+
+    import cnsim
+
+    scenario, from_s, probe_s = PACKET_CASES[case]
+    model, n = model_from_scenario(tomllib.loads(cnsim.resolve(scenario)))
+    run = cnsim.run(scenario)
+    queue = run.series("queue_bytes", ["sw->recv"])
+    t = queue.index.to_numpy(dtype=float)
+    keep = t >= from_s
+    q = queue.to_numpy(dtype=float)[keep, 0] / model.packet_bytes
+    rx = run.series("host_rx_bps", ["recv"])
+    rx_keep = rx.index.to_numpy(dtype=float) >= from_s
+    utilisation = float(np.mean(rx.to_numpy(dtype=float)[rx_keep])) / model.capacity_bps
+    return Beside(
+        case=case,
+        n_flows=n,
+        model=model,
+        packet=sawtooth(t[keep], q),
+        packet_utilisation=utilisation,
+        packet_time_s=t[keep],
+        packet_queue_packets=q,
+        fluid=limit_cycle(n, model, sample_s=probe_s),
+        analysis=sawtooth_analysis(n, model),
+    )
+
+
+TABLE_HEAD = (
+    "case,packet_amplitude_pkts,fluid_amplitude_pkts,sawtooth_amplitude_pkts,"
+    "packet_period_us,fluid_period_us,sawtooth_period_us,packet_mean_pkts,fluid_mean_pkts,"
+    "fluid_max_pkts,fluid_min_pkts,packet_utilisation,fluid_utilisation,fluid_alpha_mean"
+)
+
+
+def table_row(b: Beside) -> str:
+    """One line of `TABLE_HEAD`'s CSV."""
+    values = (
+        b.packet.amplitude_packets,
+        b.fluid.saw.amplitude_packets,
+        b.analysis["amplitude_packets"],
+        b.packet.period_s * 1e6,
+        b.fluid.saw.period_s * 1e6,
+        b.analysis["period_s"] * 1e6,
+        b.packet.mean_packets,
+        b.fluid.saw.mean_packets,
+        b.fluid.q_max_packets,
+        b.fluid.q_min_packets,
+    )
+    use = f"{b.packet_utilisation:.4f},{b.fluid.utilisation:.4f},{b.fluid.alpha_mean:.3f}"
+    return f"{b.case}," + ",".join(f"{v:.1f}" for v in values) + "," + use
+
+
+def draw(b: Beside, path: str, span_s: float | None = None) -> None:
+    """The packet queue and the fluid limit cycle over the same span (default: three fluid
+    periods), each from a rising crossing of its mean, K and the SIGCOMM 2010 extremes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    m = b.model
+    span = span_s if span_s is not None else 3 * b.fluid.saw.period_s
+    start = 100 * m.r_star_s
+    traj = simulate(b.n_flows, m, duration_s=start + 2 * span).window(start)
+    fq = traj.queue_bytes / m.packet_bytes
+    f0 = _first_rise(fq, b.fluid.saw.mean_packets)
+    p0 = _first_rise(b.packet_queue_packets, b.packet.mean_packets)
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    pt = b.packet_time_s[p0:] - b.packet_time_s[p0]
+    ax.plot(pt[pt <= span] * 1e6, b.packet_queue_packets[p0:][pt <= span], lw=1, label="packet")
+    ft = traj.time_s[f0:] - traj.time_s[f0]
+    ax.plot(ft[ft <= span] * 1e6, fq[f0:][ft <= span], "k--", lw=1.3, label="fluid model")
+    ax.axhline(m.k_packets, color="0.5", ls=":", lw=1, label="K")
+    for level in (b.analysis["q_max_packets"], b.analysis["q_min_packets"]):
+        ax.axhline(level, color="tab:red", ls=":", lw=1)
+    ax.plot([], [], color="tab:red", ls=":", lw=1, label="SIGCOMM 2010 Q_max, Q_min")
+    ax.set_xlabel("time from a rising crossing of the mean (us)")
+    ax.set_ylabel("queue (packets)")
+    ax.set_title(f"DCTCP, {b.case}: bottleneck queue")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _first_rise(q: npt.NDArray[np.float64], mean: float) -> int:
+    """The first sample where q rises through its mean by more than a packet (`sawtooth`)."""
+    below = False
+    for i, v in enumerate(q.tolist()):
+        if v < mean - 1.0:
+            below = True
+        elif below and v > mean + 1.0:
+            return i
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The packet runs of `PACKET_CASES` beside the fluid limit cycle and the SIGCOMM 2010
+    sawtooth, as CSV (docs/dctcp.md's table); `--plot DIR`: a queue figure per case."""
+    import sys
+    from pathlib import Path
+
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([],) and not (len(args) == 2 and args[0] == "--plot"):
+        raise SystemExit("usage: python -m cnsim.fluid.dctcp [--plot DIR]")
+    out = Path(args[1]) if args else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    print(TABLE_HEAD)
+    for i, case in enumerate(PACKET_CASES):
+        b = beside_packets(case)
+        print(table_row(b))
+        if out is not None:
+            draw(b, str(out / f"dctcp_fluid_{i}.png"))
+
+
+if __name__ == "__main__":
+    main()
