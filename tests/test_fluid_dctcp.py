@@ -36,7 +36,7 @@ def test_the_equations_at_one_state_worked_by_hand() -> None:
 def test_the_feedback_delay_is_the_round_trip_at_k() -> None:
     assert TEN_G.r_star_s == pytest.approx(118.1024e-6)  # d + K / C
     assert replace(TEN_G, mark_on="dequeue").r_star_s == pytest.approx(102.5024e-6)
-    assert replace(TEN_G, feedback_delay_s=50e-6).r_star_s == 50e-6
+    assert replace(TEN_G, feedback_delay_override_s=50e-6).r_star_s == 50e-6
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_without_feedback_delay_there_is_no_cycle_and_the_delay_makes_it() -> No
     # at K (sliding on the marking step, no sawtooth); the swing grows with R*.
     amplitudes = []
     for delay in (0.0, 30e-6, 118e-6):
-        m = replace(TEN_G, feedback_delay_s=delay)
+        m = replace(TEN_G, feedback_delay_override_s=delay)
         traj = dctcp.simulate(2, m, duration_s=0.02, step_s=0.1e-6).window(0.01)
         q = traj.queue_bytes / m.packet_bytes
         amplitudes.append(float(np.ptp(q)))
@@ -168,3 +168,38 @@ def test_the_packet_period_lies_between_the_sawtooths_and_the_fluid_models(
     no feedback delay, is shorter still. This pins the order the docs state."""
     analysis_s = beside.analysis["period_s"]
     assert analysis_s < beside.packet.period_s < beside.fluid.saw.period_s
+
+
+# ---------------------------------------------------------------- beside a run (--fluid)
+
+
+def test_result_fluid_puts_the_limit_cycle_beside_dctcp_incast() -> None:
+    from cnsim.fluid import beside, show
+
+    run = cnsim.run("dctcp-incast")
+    fluid = run.fluid()
+    assert fluid.scheme == "dctcp"
+    assert fluid.n_flows == 8
+    assert fluid.topology.port == "sw->recv"
+    assert fluid.model.feedback_delay_s == pytest.approx(6.65024e-6)
+    assert fluid.window_s == (0.001, 0.002)  # [report.steady]
+    assert fluid.stable is None
+    assert "a limit cycle (16.3 packets peak to trough, every 47.1 us)" in fluid.stability
+    rows = {row["quantity"]: row for row in fluid.comparison(run)}
+    queue = rows["queue mean"]
+    assert math.isnan(queue["fixed_point"])  # no fixed point
+    assert queue["fluid"] == pytest.approx(queue["packet"], rel=0.1)  # 31.7 KB against 30.6
+    assert rows["queue std"]["fluid"] == pytest.approx(rows["queue std"]["packet"], rel=0.25)
+    assert rows["bottleneck throughput"]["fluid"] == pytest.approx(100e9, rel=1e-3)
+    assert show.text_rows(fluid, run)[0][3] == "none: a limit cycle"
+    fig, drawn = show.figure(run, "switch_queue", fluid)
+    assert drawn
+    assert fig is not None
+    two_flows = tomllib.loads(cnsim.resolve("dctcp-incast"))
+    two_flows["traffic"][0]["flows"][1]["src"] = "s1"  # s1 starts two flows
+    with pytest.raises(beside.FluidUnsupported, match=r"traffic\[0\]\.flows: .*one per sender"):
+        beside.covered(two_flows)
+    ramp = tomllib.loads(cnsim.resolve("dctcp-incast"))
+    ramp["congestion"]["dctcp"].update(marking="red", pmax=0.5)
+    with pytest.raises(beside.FluidUnsupported, match="marking = 'red'"):
+        beside.build_model(ramp)

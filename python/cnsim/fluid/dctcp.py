@@ -64,8 +64,8 @@ class DctcpModel:
     g: float = 1 / 16
     packet_bytes: float = 1500.0
     mark_on: MarkOn = "enqueue"
-    # R*; None: d + K/C at enqueue (the paper's), d at dequeue.
-    feedback_delay_s: float | None = None
+    # R* when given; None: d + K/C at enqueue (the paper's), d at dequeue (`r_star_s`).
+    feedback_delay_override_s: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("capacity_bps", "base_rtt_s", "packet_bytes"):
@@ -77,8 +77,18 @@ class DctcpModel:
             raise ValueError(f"g: must be in (0, 1] (got {self.g})")
         if self.mark_on not in ("enqueue", "dequeue"):
             raise ValueError(f"mark_on: {self.mark_on!r} is neither 'enqueue' nor 'dequeue'")
-        if self.feedback_delay_s is not None and not self.feedback_delay_s >= 0:
-            raise ValueError(f"feedback_delay_s: must be >= 0 (got {self.feedback_delay_s})")
+        override = self.feedback_delay_override_s
+        if override is not None and not override >= 0:
+            raise ValueError(f"feedback_delay_override_s: must be >= 0 (got {override})")
+
+    def capacity_at(self, time_s: float) -> float:
+        """C at `time_s` (constant: the model has no capacity schedule)."""
+        return self.capacity_bps
+
+    @property
+    def capacity_schedule(self) -> tuple[tuple[float, float], ...]:
+        """No later changes of C (the other models' field, for `cnsim.fluid.beside`)."""
+        return ()
 
     @property
     def capacity_pps(self) -> float:
@@ -97,11 +107,16 @@ class DctcpModel:
     @property
     def r_star_s(self) -> float:
         """R*: the delay of the marks (d + K/C for marks decided on arrival, d at dequeue)."""
-        if self.feedback_delay_s is not None:
-            return self.feedback_delay_s
+        if self.feedback_delay_override_s is not None:
+            return self.feedback_delay_override_s
         if self.mark_on == "dequeue":
             return self.base_rtt_s
         return self.base_rtt_s + self.k_packets / self.capacity_pps
+
+    @property
+    def feedback_delay_s(self) -> float:
+        """R*, under the other models' name (`cnsim.fluid.beside`, `show`)."""
+        return self.r_star_s
 
 
 def derivatives(
@@ -120,11 +135,12 @@ def derivatives(
 
 @dataclass(frozen=True)
 class Trajectory(TimeCourse):
-    """A fluid time course, sampled: the per-flow window (packets), alpha, the queue (bytes),
-    the marking p(t), and the bottleneck's departures (bits/s: C while the queue holds
-    packets, else what arrives)."""
+    """A fluid time course, sampled: the per-flow window (packets) and rate W / R (bits/s),
+    alpha, the queue (bytes), the marking p(t), and the bottleneck's departures (bits/s: C
+    while the queue holds packets, else what arrives)."""
 
     window_packets: npt.NDArray[np.float64]
+    rate_bps: npt.NDArray[np.float64]
     alpha: npt.NDArray[np.float64]
     queue_bytes: npt.NDArray[np.float64]
     p: npt.NDArray[np.float64]
@@ -165,7 +181,7 @@ def simulate(
     lag = round(r_star / step)
     hist_p = np.zeros(steps + 1)
     p_before = 1.0 if q > k_pkts else 0.0  # the history before t = 0
-    out: dict[str, list[float]] = {k: [] for k in ("t", "w", "alpha", "q", "p", "dep")}
+    out: dict[str, list[float]] = {k: [] for k in ("t", "w", "r", "alpha", "q", "p", "dep")}
     for k in range(steps + 1):
         p_now = 1.0 if q > k_pkts else 0.0
         hist_p[k] = p_now
@@ -173,7 +189,8 @@ def simulate(
         arriving = n_flows * w / rtt
         if k % every == 0:
             departing = cap if q > 0 else min(arriving, cap)
-            for key, value in zip(out, (k * step, w, alpha, q, p_now, departing), strict=True):
+            sample = (k * step, w, w / rtt, alpha, q, p_now, departing)
+            for key, value in zip(out, sample, strict=True):
                 out[key].append(value)
         if k == steps:
             break
@@ -186,6 +203,7 @@ def simulate(
     return Trajectory(
         time_s=np.array(out["t"]),
         window_packets=np.array(out["w"]),
+        rate_bps=np.array(out["r"]) * pkt_bits,
         alpha=np.array(out["alpha"]),
         queue_bytes=np.array(out["q"]) * m.packet_bytes,
         p=np.array(out["p"]),
@@ -324,6 +342,11 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DctcpModel, int]:
     for link in (access, bottleneck):
         base += 2 * (link["delay_s"] + link.get("delay_line_s", 0.0))
         base += 8 * (frame + ack) / link["rate_bps"]
+    if bottleneck.get("schedule"):
+        raise ValueError(
+            f"links: the {switch} - {receiver} link has a schedule; the DCTCP fluid model "
+            "has a constant capacity"
+        )
     model = DctcpModel(
         capacity_bps=float(bottleneck["rate_bps"]),
         base_rtt_s=base,
