@@ -28,6 +28,12 @@ here (their text was not at hand); the limit cycle is measured on the integrated
 beside it `sawtooth_analysis` gives the SIGCOMM 2010 section 3.3 closed forms, the sawtooth the
 2011 paper starts from (no feedback delay: the window grows for D round trips, then one cut).
 
+**Against the packet runs** (`beside_packets`, docs/dctcp.md "Fluid model"): the amplitude
+within 6% (N = 2 and 10 at 10 Gb/s, dctcp-incast), the link full in both; the period not: the
+model's is 1.6-1.9 times the packet queue's, because (1) keeps cutting for as long as marks
+arrive, where the packet sender cuts once per window of data at once and ignores the marks still
+on their way, and the packet flows' cuts are not in step.
+
 **Measurement** (`sawtooth`): as `crates/cnsim-core/src/cc/dctcp/tests/long_flows.rs` measures
 the packet runs: a cycle starts where the queue rises through its mean by more than a packet;
 the amplitude is the mean peak-to-trough per cycle, the period the mean cycle length.
