@@ -199,6 +199,14 @@ def test_result_fluid_puts_the_limit_cycle_beside_dctcp_incast() -> None:
     two_flows["traffic"][0]["flows"][1]["src"] = "s1"  # s1 starts two flows
     with pytest.raises(beside.FluidUnsupported, match=r"traffic\[0\]\.flows: .*one per sender"):
         beside.covered(two_flows)
+    open_loop = tomllib.loads(cnsim.resolve("dctcp-incast"))
+    open_loop["traffic"][0] = {"kind": "saturate", "hosts": ["s1", "s2"], "dst": "recv"}
+    with pytest.raises(beside.FluidUnsupported, match=r"traffic\[0\]\.transport = 'none'"):
+        beside.covered(open_loop)
+    untransported = tomllib.loads(cnsim.resolve("dctcp-incast"))
+    untransported["traffic"][0]["transport"] = "none"
+    with pytest.raises(beside.FluidUnsupported, match="this flow_trace entry is open loop"):
+        beside.covered(untransported)
     ramp = tomllib.loads(cnsim.resolve("dctcp-incast"))
     ramp["congestion"]["dctcp"].update(marking="red", pmax=0.5)
     with pytest.raises(beside.FluidUnsupported, match="marking = 'red'"):

@@ -7,7 +7,8 @@ on the run's figures and writes it.
 A scenario the models do not cover is refused with `FluidUnsupported`, which names the field and
 the reason: a scheme without a fluid model, a workload other than one `saturate` entry (N
 long-lived flows into one receiver; for DCTCP also one `flow_trace` entry of N long flows, one
-per sender, starting together), DCTCP's RED ramp or a bottleneck schedule, a topology other
+per sender, starting together; DCTCP's traffic without a transport, which it does not
+control), DCTCP's RED ramp or a bottleneck schedule, a topology other
 than one switch between the senders and the receiver (one bottleneck), senders on links of
 different rates (the models' flows are identical), a receiver slower than its link, DCQCN's
 `single_counter` rate increase.
@@ -81,6 +82,12 @@ def covered(scenario: Mapping[str, Any]) -> Topology:
         )
     traffic = scenario.get("traffic", [])
     kinds = [entry.get("kind") for entry in traffic]
+    open_loop = traffic[0].get("transport", "none") == "none" if traffic else True
+    if scheme == "dctcp" and kinds in (["flow_trace"], ["saturate"]) and open_loop:
+        raise FluidUnsupported(
+            "traffic[0].transport = 'none': DCTCP controls transported flows only; this "
+            f"{kinds[0]} entry is open loop"
+        )
     if scheme == "dctcp" and kinds == ["flow_trace"]:
         return _single_bottleneck(scenario, *_long_flows(traffic[0]))
     if kinds != ["saturate"]:
@@ -402,7 +409,9 @@ def _dctcp_fluid(
     """DCTCP's model beside a run of N long flows: no fixed point but a limit cycle, so the
     time course starts at the SIGCOMM 2010 operating point (not the run's slow start) and the
     title gives the limit cycle's amplitude and period over the comparison window."""
-    start_s = float(scenario["traffic"][0]["flows"][0].get("start_s", 0.0))
+    entry = scenario["traffic"][0]
+    first = entry["flows"][0] if entry.get("flows") else entry  # a trace's, or saturate's
+    start_s = float(first.get("start_s", 0.0))
     run_s = float(scenario.get("duration_s", 0.0))
     duration = duration_s if duration_s is not None else run_s - start_s
     if not duration > 0:
