@@ -93,14 +93,15 @@ def test_the_limit_cycle_keeps_the_link_full_with_alpha_the_marked_fraction() ->
 def test_without_feedback_delay_there_is_no_cycle_and_the_delay_makes_it() -> None:
     # With the marks felt at once the window is cut exactly while q > K: the queue is held
     # at K (sliding on the marking step, no sawtooth); the swing grows with R*.
-    amplitudes = []
+    amplitudes, means = [], []
     for delay in (0.0, 30e-6, 118e-6):
         m = replace(TEN_G, feedback_delay_override_s=delay)
         traj = dctcp.simulate(2, m, duration_s=0.02, step_s=0.1e-6).window(0.01)
         q = traj.queue_bytes / m.packet_bytes
         amplitudes.append(float(np.ptp(q)))
+        means.append(float(np.mean(q)))
     assert amplitudes[0] < 0.1
-    assert float(np.mean(q)) > 0
+    assert means[0] == pytest.approx(13.0, abs=0.05)  # at K
     assert amplitudes[0] < amplitudes[1] < amplitudes[2]
 
 
