@@ -43,8 +43,8 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("name", "overrides", "field", "why"),
     [
-        ("pfc-unfairness", [], "congestion.scheme = 'none'", "DCQCN and QCN only"),
-        ("seed003-flows-exp", [], "congestion.scheme = 'ecm'", "DCQCN and QCN only"),
+        ("pfc-unfairness", [], "congestion.scheme = 'none'", "DCQCN, QCN and DCTCP only"),
+        ("seed003-flows-exp", [], "congestion.scheme = 'ecm'", "DCQCN, QCN and DCTCP only"),
         (
             "dcqcn-incast",
             ['congestion.dcqcn.parameter_set="hpcc_ns3"'],
@@ -93,7 +93,10 @@ def test_senders_on_links_of_different_rates_are_refused() -> None:
 def test_cli_refuses_before_running_and_names_the_reason(tmp_path: Path) -> None:
     done = cli("run", "pfc-unfairness", "--fluid", "--out", str(tmp_path / "x"))
     assert done.returncode == 2
-    assert "error: congestion.scheme = 'none': the fluid models cover DCQCN and QCN" in done.stderr
+    assert (
+        "error: congestion.scheme = 'none': the fluid models cover DCQCN, QCN and DCTCP"
+        in done.stderr
+    )
     assert not (tmp_path / "x").exists()  # nothing ran, nothing written
 
 

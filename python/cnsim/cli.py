@@ -178,7 +178,7 @@ def run(
         bool,
         typer.Option(
             "--fluid",
-            help="Also the scheme's fluid model (DCQCN, QCN; one bottleneck): fluid.json, "
+            help="Also the scheme's fluid model (DCQCN, QCN, DCTCP; one bottleneck): fluid.json, "
             "fluid.csv, its time course dashed on the figures, its numbers beside the run's.",
         ),
     ] = False,

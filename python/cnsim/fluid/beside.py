@@ -1,18 +1,23 @@
 """The fluid model beside a packet run: from the run's resolved scenario, the scheme's fluid
-model (`cnsim.fluid.dcqcn` or `cnsim.fluid.qcn`), its fixed point, local stability and time
-course, and the model's numbers beside the packet run's over the same window (`cnsim run
---fluid`, `Result.fluid()`); `cnsim.fluid.show` draws it on the run's figures and writes it.
+model (`cnsim.fluid.dcqcn`, `cnsim.fluid.qcn` or `cnsim.fluid.dctcp`), its fixed point (DCTCP:
+its limit cycle), local stability and time course, and the model's numbers beside the packet
+run's over the same window (`cnsim run --fluid`, `Result.fluid()`); `cnsim.fluid.show` draws it
+on the run's figures and writes it.
 
 A scenario the models do not cover is refused with `FluidUnsupported`, which names the field and
 the reason: a scheme without a fluid model, a workload other than one `saturate` entry (N
-long-lived flows into one receiver), a topology other than one switch between the senders and
-the receiver (one bottleneck), senders on links of different rates (the models' flows are
-identical), a receiver slower than its link, DCQCN's `single_counter` rate increase.
+long-lived flows into one receiver; for DCTCP also one `flow_trace` entry of N long flows, one
+per sender, starting together; DCTCP's traffic without a transport, which it does not
+control), DCTCP's RED ramp or a bottleneck schedule, a topology other
+than one switch between the senders and the receiver (one bottleneck), senders on links of
+different rates (the models' flows are identical), a receiver slower than its link, DCQCN's
+`single_counter` rate increase.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from cnsim.fluid import dcqcn, qcn
+from cnsim.fluid import dcqcn, dctcp, qcn
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,9 +33,12 @@ if TYPE_CHECKING:
     from cnsim.result import Result
 
 FluidModel = dcqcn.DcqcnModel | qcn.QcnModel
+AnyModel = FluidModel | dctcp.DctcpModel
+Trajectory = dcqcn.Trajectory | qcn.Trajectory | dctcp.Trajectory
 SOURCES = {
     "dcqcn": "DCQCN fluid model (Zhu et al., CoNEXT 2016)",
     "qcn": "QCN fluid model (Alizadeh et al., Allerton 2008)",
+    "dctcp": "DCTCP fluid model (Alizadeh et al., SIGMETRICS 2011)",
 }
 FLUID_JSON = "fluid.json"
 FLUID_CSV = "fluid.csv"
@@ -65,7 +73,7 @@ def covered(scenario: Mapping[str, Any]) -> Topology:
     scheme = congestion.get("scheme", "none")
     if scheme not in SOURCES:
         raise FluidUnsupported(
-            f"congestion.scheme = {scheme!r}: the fluid models cover DCQCN and QCN only"
+            f"congestion.scheme = {scheme!r}: the fluid models cover DCQCN, QCN and DCTCP only"
         )
     if scheme == "dcqcn" and congestion["dcqcn"].get("counters") == "single_counter":
         raise FluidUnsupported(
@@ -74,6 +82,14 @@ def covered(scenario: Mapping[str, Any]) -> Topology:
         )
     traffic = scenario.get("traffic", [])
     kinds = [entry.get("kind") for entry in traffic]
+    open_loop = traffic[0].get("transport", "none") == "none" if traffic else True
+    if scheme == "dctcp" and kinds in (["flow_trace"], ["saturate"]) and open_loop:
+        raise FluidUnsupported(
+            "traffic[0].transport = 'none': DCTCP controls transported flows only; this "
+            f"{kinds[0]} entry is open loop"
+        )
+    if scheme == "dctcp" and kinds == ["flow_trace"]:
+        return _single_bottleneck(scenario, *_long_flows(traffic[0]))
     if kinds != ["saturate"]:
         raise FluidUnsupported(
             f"traffic: the fluid models need one 'saturate' entry (N long-lived flows into "
@@ -81,6 +97,21 @@ def covered(scenario: Mapping[str, Any]) -> Topology:
         )
     entry = traffic[0]
     return _single_bottleneck(scenario, list(entry["hosts"]), str(entry["dst"]))
+
+
+def _long_flows(entry: Mapping[str, Any]) -> tuple[list[str], str]:
+    """The senders and the receiver of a trace of N long flows (DCTCP's runs: one flow per
+    sender, one destination, one start), else FluidUnsupported naming why."""
+    flows = entry.get("flows", [])
+    senders = [str(flow["src"]) for flow in flows]
+    destinations = {str(flow["dst"]) for flow in flows}
+    starts = {float(flow.get("start_s", 0.0)) for flow in flows}
+    if not flows or len(set(senders)) != len(senders) or len(destinations) != 1 or len(starts) > 1:
+        raise FluidUnsupported(
+            "traffic[0].flows: the DCTCP fluid model needs N long flows, one per sender, into "
+            "one receiver, starting together"
+        )
+    return senders, destinations.pop()
 
 
 def _single_bottleneck(scenario: Mapping[str, Any], senders: list[str], dst: str) -> Topology:
@@ -116,10 +147,16 @@ def _single_bottleneck(scenario: Mapping[str, Any], senders: list[str], dst: str
     return Topology(senders=senders, switch=switch, receiver=dst)
 
 
-def build_model(scenario: Mapping[str, Any]) -> tuple[FluidModel, int]:
+def build_model(scenario: Mapping[str, Any]) -> tuple[AnyModel, int]:
     """The scheme's model and N from the resolved scenario (after `covered`)."""
-    if scenario["congestion"]["scheme"] == "dcqcn":
+    scheme = scenario["congestion"]["scheme"]
+    if scheme == "dcqcn":
         return dcqcn.model_from_scenario(scenario)
+    if scheme == "dctcp":
+        try:
+            return dctcp.model_from_scenario(scenario)
+        except ValueError as why:  # a field the model does not cover (RED ramp, schedule)
+            raise FluidUnsupported(str(why)) from why
     return qcn.model_from_scenario(scenario)
 
 
@@ -131,9 +168,9 @@ class Fluid:
     scheme: str
     topology: Topology
     n_flows: int
-    model: FluidModel
+    model: AnyModel
     fixed_point: dict[str, float]
-    trajectory: dcqcn.Trajectory | qcn.Trajectory
+    trajectory: Trajectory
     start_s: float
     window_s: tuple[float, float]
     settles: bool
@@ -165,11 +202,9 @@ class Fluid:
         """The model's counterpart of a probe metric (per flow, or summed over `n_summed`
         flows), or None when the model has none."""
         traj = self.trajectory
-        per_flow = {
-            "rp_rate_bps": traj.rate_bps,
-            "rp_target_bps": traj.target_bps,
-            "host_tx_bps": traj.rate_bps,
-        }
+        per_flow = {"rp_rate_bps": traj.rate_bps, "host_tx_bps": traj.rate_bps}
+        if not isinstance(traj, dctcp.Trajectory):  # DCTCP has no target rate
+            per_flow["rp_target_bps"] = traj.target_bps
         if metric in per_flow:
             return per_flow[metric] * (n_summed or 1)
         if metric == "rp_feedback" and isinstance(traj, dcqcn.Trajectory):
@@ -206,7 +241,13 @@ class Fluid:
                 fluid["queue_mean_bytes"],
                 fp["queue_bytes"],
             ),
-            _row("queue std", "bytes", packet["queue_std_bytes"], fluid["queue_std_bytes"], 0.0),
+            _row(
+                "queue std",
+                "bytes",
+                packet["queue_std_bytes"],
+                fluid["queue_std_bytes"],
+                math.nan if self.scheme == "dctcp" else 0.0,  # DCTCP: a limit cycle, no point
+            ),
             _row(
                 "rate per flow (CR)",
                 "bps",
@@ -322,6 +363,8 @@ def fluid_of(scenario: Mapping[str, Any], *, duration_s: float | None = None) ->
     (or `duration_s`) from the start the packet run has: every flow at line rate."""
     topology = covered(scenario)
     model, n_flows = build_model(scenario)
+    if isinstance(model, dctcp.DctcpModel):
+        return _dctcp_fluid(scenario, topology, model, n_flows, duration_s)
     start_s = float(scenario["traffic"][0].get("start_s", 0.0))
     run_s = float(scenario.get("duration_s", 0.0))
     duration = duration_s if duration_s is not None else run_s - start_s
@@ -353,6 +396,53 @@ def fluid_of(scenario: Mapping[str, Any], *, duration_s: float | None = None) ->
         notes=tuple(_notes(scenario, model)),
         stable=stable,
         stability=stability,
+    )
+
+
+def _dctcp_fluid(
+    scenario: Mapping[str, Any],
+    topology: Topology,
+    model: dctcp.DctcpModel,
+    n_flows: int,
+    duration_s: float | None,
+) -> Fluid:
+    """DCTCP's model beside a run of N long flows: no fixed point but a limit cycle, so the
+    time course starts at the SIGCOMM 2010 operating point (not the run's slow start) and the
+    title gives the limit cycle's amplitude and period over the comparison window."""
+    entry = scenario["traffic"][0]
+    first = entry["flows"][0] if entry.get("flows") else entry  # a trace's, or saturate's
+    start_s = float(first.get("start_s", 0.0))
+    run_s = float(scenario.get("duration_s", 0.0))
+    duration = duration_s if duration_s is not None else run_s - start_s
+    if not duration > 0:
+        raise FluidUnsupported("duration_s: the flows start at or after the end of the run")
+    window = comparison_window(scenario, model, start_s, start_s + duration)
+    step = max(model.r_star_s / 400, duration / MAX_STEPS)
+    traj = dctcp.simulate(
+        n_flows, model, duration_s=duration, step_s=step, sample_s=max(1e-6, step)
+    )
+    tail = traj.window(window[0] - start_s, window[1] - start_s)
+    saw = dctcp.sawtooth(tail.time_s, tail.queue_bytes / model.packet_bytes)
+    return Fluid(
+        scheme="dctcp",
+        topology=topology,
+        n_flows=n_flows,
+        model=model,
+        fixed_point={"queue_bytes": math.nan, "rate_bps": model.capacity_bps / n_flows},
+        trajectory=traj,
+        start_s=start_s,
+        window_s=window,
+        settles=False,
+        notes=(
+            "the model starts at the sawtooth's operating point (no slow start), its flows "
+            "identical and in step, each cut spread over the round trips the marks arrive "
+            "(docs/dctcp.md)",
+        ),
+        stable=None,
+        stability=(
+            f"a limit cycle ({saw.amplitude_packets:.1f} packets peak to trough, every "
+            f"{saw.period_s * 1e6:.3g} us)"
+        ),
     )
 
 
@@ -394,7 +484,7 @@ def _settles(traj: dcqcn.Trajectory | qcn.Trajectory, n_flows: int, model: Fluid
 
 
 def comparison_window(
-    scenario: Mapping[str, Any], model: FluidModel, start_s: float, end_s: float
+    scenario: Mapping[str, Any], model: AnyModel, start_s: float, end_s: float
 ) -> tuple[float, float]:
     """Where packet and model are compared: `[report.steady]`'s window when the scenario has
     one (inside the run), else the second half of the last stretch of constant capacity."""
@@ -436,7 +526,8 @@ def packet_means(
     tx = window("port_tx_bps", [topology.port])
     if np.isnan(tx).all():
         tx = window("host_rx_bps", [topology.receiver])
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a metric all NaN (DCTCP's rates)
         return {
             "queue_mean_bytes": float(np.nanmean(queue)) if queue.size else math.nan,
             "queue_std_bytes": float(np.nanstd(queue)) if queue.size else math.nan,

@@ -146,7 +146,10 @@ def text_rows(fluid: Fluid, result: Result) -> list[tuple[str, str, str, str]]:
         fixed = row["fixed_point"]
         fixed_text = _shown(fixed, row["unit"])
         if row["quantity"] == "queue mean" and not math.isfinite(fixed):
-            fixed_text = "on RED's jump at Kmax"  # p* > Pmax: no queue on the RED line
+            # DCTCP: no fixed point; DCQCN: p* > Pmax, no queue on the RED line.
+            fixed_text = (
+                "none: a limit cycle" if fluid.scheme == "dctcp" else "on RED's jump at Kmax"
+            )
         rows.append(
             (
                 row["quantity"],
@@ -169,9 +172,10 @@ def rich_table(fluid: Fluid, result: Result) -> Any:
     from rich.table import Table
 
     delay_us = fluid.model.feedback_delay_s * 1e6
+    settles = f", {'settles' if fluid.settles else 'does not settle'} from line rate"
     title = (
         f"{fluid.source}: N = {fluid.n_flows}, feedback delay {delay_us:.3g} us, "
-        f"{fluid.stability}, {'settles' if fluid.settles else 'does not settle'} from line rate"
+        f"{fluid.stability}{settles if fluid.scheme != 'dctcp' else ''}"
     )
     caption = f"means over t = {window_text(fluid.window_s)}; " + "; ".join(fluid.notes)
     table = Table("", "packet run", "fluid model", "fixed point", title=title, caption=caption)
