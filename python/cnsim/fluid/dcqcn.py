@@ -55,7 +55,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from cnsim.fluid.bottleneck import traffic_senders
+from cnsim.fluid.bottleneck import incast_path
 from cnsim.fluid.qcn import link_capacity
 from cnsim.fluid.timecourse import CapacitySteps, TimeCourse, capacity_at
 
@@ -352,27 +352,11 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DcqcnModel, int]:
     if scenario.get("congestion", {}).get("scheme") != "dcqcn" or dcqcn is None:
         raise ValueError("congestion.scheme: the DCQCN fluid model needs scheme = 'dcqcn'")
     traffic = scenario["traffic"][0]
-    senders = traffic_senders(traffic)  # a saturate entry's hosts or a flow trace's sources
-    port = scenario.get("report", {}).get("steady", {}).get("port") or _port_into(
-        scenario, traffic.get("dst", "")
-    )
-    if "->" not in port:
-        raise ValueError("report.steady.port: name the bottleneck port ('sw->recv')")
-    switch, receiver = port.split("->")
-    links = {frozenset(link["ends"]): link for link in scenario["links"]}
-    bottleneck = links.get(frozenset((switch, receiver)))
-    access = links.get(frozenset((senders[0], switch)))
-    if bottleneck is None or access is None:
-        raise ValueError(
-            f"links: the fluid model needs {senders[0]} - {switch} - {receiver} links "
-            "(one switch between the senders and the receiver)"
-        )
-    frame = float(traffic.get("frame_bytes", 1500))
-    cnp = float(dcqcn["cnp_bytes"])
-    delay = 0.0
-    for link in (access, bottleneck):
-        delay += 2 * (link["delay_s"] + link.get("delay_line_s", 0.0))
-        delay += 8 * (frame + cnp) / link["rate_bps"]
+    # A saturate entry's hosts or a flow trace's sources, into the bottleneck port.
+    path = incast_path(scenario, str(traffic.get("dst", "")))
+    senders, switch, access, bottleneck = path.senders, path.switch, path.access, path.bottleneck
+    frame = path.frame_bytes
+    delay = path.round_trip_s(float(dcqcn["cnp_bytes"]))
     # The model's b term is the byte counter; "timer_only" turns it off (b = 0).
     counters = dcqcn.get("counters", "timer_and_bytes")
     byte_counter = 0.0 if counters == "timer_only" else float(dcqcn["byte_counter_bytes"])
@@ -398,14 +382,6 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DcqcnModel, int]:
         mark_on=dcqcn["mark_on"],
     )
     return model, len(senders)
-
-
-def _port_into(scenario: Mapping[str, Any], dst: str) -> str:
-    """'switch->dst' for the one link into `dst`, else '' (no single bottleneck)."""
-    into = [link["ends"] for link in scenario["links"] if dst in link["ends"]]
-    if len(into) != 1:
-        return ""
-    return f"{next(end for end in into[0] if end != dst)}->{dst}"
 
 
 def with_delay(m: DcqcnModel, feedback_delay_s: float) -> DcqcnModel:

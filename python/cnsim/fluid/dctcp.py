@@ -53,7 +53,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from cnsim.fluid.bottleneck import bottleneck_port, traffic_senders
+from cnsim.fluid.bottleneck import incast_path
 from cnsim.fluid.timecourse import TimeCourse
 
 MarkOn = Literal["enqueue", "dequeue"]
@@ -331,23 +331,12 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[DctcpModel, int]:
             )
         k_bytes = kmin
     traffic = scenario["traffic"][0]
-    senders = traffic_senders(traffic)
-    switch, receiver = bottleneck_port(scenario, _receiver(traffic))
-    links = {frozenset(link["ends"]): link for link in scenario["links"]}
-    bottleneck = links.get(frozenset((switch, receiver)))
-    access = links.get(frozenset((senders[0], switch)))
-    if bottleneck is None or access is None:
-        raise ValueError(
-            f"links: the fluid model needs {senders[0]} - {switch} - {receiver} links "
-            "(one switch between the senders and the receiver)"
-        )
-    frame = float(traffic.get("frame_bytes", 1500))
+    path = incast_path(scenario, _receiver(traffic))
+    senders, switch, receiver = path.senders, path.switch, path.receiver
+    bottleneck, frame = path.bottleneck, path.frame_bytes
     transport = str(traffic.get("transport", "roce"))
     ack = float(scenario.get("transport", {}).get(transport, {}).get("ack_bytes", 64))
-    base = 0.0
-    for link in (access, bottleneck):
-        base += 2 * (link["delay_s"] + link.get("delay_line_s", 0.0))
-        base += 8 * (frame + ack) / link["rate_bps"]
+    base = path.round_trip_s(ack)
     if bottleneck.get("schedule"):
         raise ValueError(
             f"links: the {switch} - {receiver} link has a schedule; the DCTCP fluid model "

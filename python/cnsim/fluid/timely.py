@@ -58,7 +58,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from cnsim.fluid.bottleneck import bottleneck_port, traffic_senders
+from cnsim.fluid.bottleneck import incast_path
 from cnsim.fluid.timecourse import TimeCourse
 
 Variant = Literal["sigcomm2015", "patched"]
@@ -250,22 +250,10 @@ def model_from_scenario(scenario: Mapping[str, Any]) -> tuple[TimelyModel, int]:
     if congestion.get("scheme") != "timely" or params is None:
         raise ValueError("congestion.scheme: the TIMELY fluid model needs scheme = 'timely'")
     traffic = scenario["traffic"][0]
-    senders = traffic_senders(traffic)
-    switch, receiver = bottleneck_port(scenario, str(traffic.get("dst", "")))
-    links = {frozenset(link["ends"]): link for link in scenario["links"]}
-    bottleneck = links.get(frozenset((switch, receiver)))
-    access = links.get(frozenset((senders[0], switch)))
-    if bottleneck is None or access is None:
-        raise ValueError(
-            f"links: the fluid model needs {senders[0]} - {switch} - {receiver} links "
-            "(one switch between the senders and the receiver)"
-        )
-    frame = float(traffic.get("frame_bytes", 1500))
+    path = incast_path(scenario, str(traffic.get("dst", "")))
+    senders, access, bottleneck = path.senders, path.access, path.bottleneck
     ack = float(scenario.get("transport", {}).get("roce", {}).get("ack_bytes", 64))
-    base = 0.0
-    for link in (access, bottleneck):
-        base += 2 * (link["delay_s"] + link.get("delay_line_s", 0.0))
-        base += 8 * (frame + ack) / link["rate_bps"]
+    base = path.round_trip_s(ack)
     rtt_ref = params["rtt_ref_s"] or params["t_low_s"]  # 0 means T_low (docs/timely.md)
     model = TimelyModel(
         variant=params["variant"],

@@ -46,7 +46,7 @@ use rand::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Carried, CcScheme, CongestionSpec, CpFrame, HostId, MessageKind, NO_TAG, Named, NoSender, NpFrame, Pacing, Registered, lay_table_over};
+use super::{Carried, CcScheme, CongestionSpec, CpFrame, HostId, MessageKind, NO_TAG, Named, NoSender, NpFrame, Pacing, Registered, lay_named_set};
 use crate::error::ConfigError;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -336,18 +336,7 @@ impl CcScheme for Dcqcn {
     /// (whichever scheme runs), so a partial table keeps the set's values for what it leaves
     /// out.
     fn prepare(congestion: &mut toml::Table, _selected: &str) -> Result<(), ConfigError> {
-        let Some(toml::Value::Table(user)) = congestion.get(Self::TABLE) else {
-            return Ok(());
-        };
-        let Some(name) = user.get("parameter_set") else {
-            return Ok(());
-        };
-        let set: ParameterSet = name.clone().try_into().map_err(|e: toml::de::Error| {
-            let path = format!("congestion.{}.parameter_set", Self::TABLE);
-            ConfigError::field(path, e.message().to_string())
-        })?;
-        lay_table_over(congestion, Self::TABLE, &DcqcnParams::of_set(set));
-        Ok(())
+        lay_named_set(congestion, Self::TABLE, DcqcnParams::of_set)
     }
 
     fn fill_defaults(spec: &mut CongestionSpec, _selected: &str) {

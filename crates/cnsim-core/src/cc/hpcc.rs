@@ -26,7 +26,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    lay_table_over, AckEvent, CcScheme, CongestionSpec, FlowStart, MessageKind, Named, NoNp,
+    lay_named_set, AckEvent, CcScheme, CongestionSpec, FlowStart, MessageKind, Named, NoNp,
     Registered, Telemetry,
 };
 use crate::error::{Check, ConfigError};
@@ -288,18 +288,7 @@ impl CcScheme for Hpcc {
 
     /// `parameter_set = "..."`: the table's other keys are laid over the named set's values.
     fn prepare(congestion: &mut toml::Table, _selected: &str) -> Result<(), ConfigError> {
-        let Some(toml::Value::Table(user)) = congestion.get(Self::TABLE) else {
-            return Ok(());
-        };
-        let Some(name) = user.get("parameter_set") else {
-            return Ok(());
-        };
-        let set: HpccSet = name.clone().try_into().map_err(|e: toml::de::Error| {
-            let path = format!("congestion.{}.parameter_set", Self::TABLE);
-            ConfigError::field(path, e.message().to_string())
-        })?;
-        lay_table_over(congestion, Self::TABLE, &HpccParams::of_set(set));
-        Ok(())
+        lay_named_set(congestion, Self::TABLE, HpccParams::of_set)
     }
     fn fill_defaults(spec: &mut CongestionSpec, _: &str) {
         spec.hpcc.get_or_insert_with(HpccParams::default);

@@ -47,7 +47,7 @@ pub(crate) use scheme::{
     AckEvent, Carried, CcScheme, CpFrame, FlowStart, HookFrame, HostId, LossSignal, Named, NoNp,
     NoSender, NpFrame, Pacing, Transmitted, NO_TAG,
 };
-pub(crate) use table::{lay_table_over, SchemeName};
+pub(crate) use table::{lay_named_set, lay_table_over, SchemeName};
 pub(crate) use telemetry::{HopTelemetry, Telemetry};
 
 // The registry. Adding a scheme: its file under `cc/` and one line here (docs/hooks.md).

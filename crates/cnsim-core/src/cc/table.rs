@@ -232,3 +232,26 @@ pub(crate) fn lay_table_over<P: Serialize>(
     }
     congestion.insert(table.into(), toml::Value::Table(merged));
 }
+
+/// A scheme's `parameter_set = "..."` (its [`prepare`](super::CcScheme::prepare)): when
+/// `[congestion.<table>]` names a set, the table's other keys are laid over the set's values
+/// (`of_set`), so a partial table keeps the set's values for what it leaves out. An unknown
+/// name is an error at `congestion.<table>.parameter_set`.
+pub(crate) fn lay_named_set<S: serde::de::DeserializeOwned, P: Serialize>(
+    congestion: &mut toml::Table,
+    table: &str,
+    of_set: impl FnOnce(S) -> P,
+) -> Result<(), ConfigError> {
+    let Some(toml::Value::Table(user)) = congestion.get(table) else {
+        return Ok(());
+    };
+    let Some(name) = user.get("parameter_set") else {
+        return Ok(());
+    };
+    let set: S = name.clone().try_into().map_err(|e: toml::de::Error| {
+        let path = format!("congestion.{table}.parameter_set");
+        ConfigError::field(path, e.message().to_string())
+    })?;
+    lay_table_over(congestion, table, &of_set(set));
+    Ok(())
+}
