@@ -247,6 +247,11 @@ pub(crate) struct FlowSummary {
     /// a transport (its sender got the last ACK), so open-loop summaries are as they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput_mean_bps: Option<f64>,
+    /// Slowdown percentiles per flow-size bucket, keyed b0, b1, ... (only with `[report]
+    /// slowdown_size_edges_bytes`; `report/slowdown.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown_by_size:
+        Option<std::collections::BTreeMap<String, crate::report::slowdown::SizeBucket>>,
 }
 
 /// Completed bytes x 8 / (last completion - first start), for runs with a transported flow
@@ -318,6 +323,7 @@ impl FlowSummary {
             },
             timeouts: r.timeouts.iter().map(|&t| u64::from(t)).sum(),
             goodput_bps: aggregate_goodput_bps(r),
+            slowdown_by_size: None,
         })
     }
 }

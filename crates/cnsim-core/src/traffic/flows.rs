@@ -192,6 +192,11 @@ pub(crate) fn workload(
                     r
                 }));
             }
+            TrafficKind::Incast => {
+                let size = t.size.as_ref().expect("validated");
+                let dist = SizeDist::new(size, read_cdf_file(size, &path)?);
+                super::incast::generate(sc, ti, t, &dist, host_index, end_s, &mut w.flows);
+            }
             _ => {}
         }
     }
