@@ -11,6 +11,7 @@ FCT-slowdown-by-size figure (SIGCOMM 2019, Fig. 11), one line per scheme.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import tomllib
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,11 @@ def size_bucket_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
         ax.set_xlabel(spec.xlabel or "flow size")
         ax.set_ylabel(spec.ylabel or path_words(spec.y.replace("*", "bucket")))
         ax.set_yscale(spec.yscale)
+        # Plain numbers on a log axis ("20", not "2 x 10^1"): slowdowns span a decade or two.
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(
+            FuncFormatter(_minor_text) if spec.yscale == "log" else NullFormatter()
+        )
         if panel_title:
             ax.set_title(panel_title, fontsize="medium")
     title = spec.title or f"{path_words(spec.y.replace('*', 'bucket'))} by flow size"
@@ -119,9 +125,13 @@ def _draw_panel(
             capsize=4,
             label=label(result, others, key),
         )
-    # Plain numbers on a log axis ("20", not "2 x 10^1"): slowdowns span one or two decades.
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(plain if spec.yscale == "log" else NullFormatter())
     if others:
         ax.legend(fontsize="x-small")
+
+
+def _minor_text(value: float, _: int) -> str:
+    """A log axis's minor tick labelled at 2 and 5 times a power of ten only (no crowding)."""
+    if value <= 0:
+        return ""
+    lead = value / 10 ** math.floor(math.log10(value))
+    return f"{value:g}" if round(lead) in (2, 5) and abs(lead - round(lead)) < 1e-6 else ""
