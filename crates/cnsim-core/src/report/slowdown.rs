@@ -9,28 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use crate::flows::FlowRecords;
-
-/// One size bucket of `summary.flows.slowdown_by_size`.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct SizeBucket {
-    /// Sizes above this (exclusive; 0 for the first bucket).
-    pub min_bytes: f64,
-    /// Sizes up to this (inclusive); null for the last bucket (no bound).
-    pub max_bytes: Option<f64>,
-    /// Flows of the bucket started by the end of the run.
-    pub started: u64,
-    /// Those of them that completed: the percentiles are over these.
-    pub completed: u64,
-    /// Slowdown percentiles (nearest rank) of the completed flows; null when none completed.
-    pub p50: Option<f64>,
-    pub p95: Option<f64>,
-    pub p99: Option<f64>,
-}
+use crate::flows::{FlowRecords, SizeBucket};
 
 /// The buckets of the run's flows, or None without edges (the summary then has no table).
 pub(crate) fn by_size(r: &FlowRecords, edges: &[f64]) -> Option<BTreeMap<String, SizeBucket>> {

@@ -76,11 +76,18 @@ impl Scenario {
         match &t.dst {
             Some(DstSpec::One(d)) if d == UNIFORM || host_names.contains(d.as_str()) => {}
             Some(DstSpec::One(d)) => return Err(c.fail("dst", format!("unknown host '{d}'"))),
-            _ => {
+            None => {
                 return Err(c.fail(
                     "dst",
                     "required for kind = \"incast\": the receiver, a host or \"uniform\" \
                      (drawn from hosts at each incast)",
+                ))
+            }
+            Some(_) => {
+                return Err(c.fail(
+                    "dst",
+                    "must be one host or \"uniform\" for kind = \"incast\" (the receiver of \
+                     each incast; not a list or a part of the topology)",
                 ))
             }
         }
@@ -260,7 +267,12 @@ mod tests {
             (
                 with("dst = \"uniform\"", "dst = [\"h0_0\"]"),
                 "traffic[0].dst",
-                "a host or",
+                "one host or",
+            ),
+            (
+                with("dst = \"uniform\"\n", ""),
+                "traffic[0].dst",
+                "required",
             ),
             (
                 with("hosts = \"all\"", "hosts = [\"x\"]"),
