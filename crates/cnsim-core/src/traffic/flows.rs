@@ -22,7 +22,7 @@ use crate::scenario::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec, Tra
 use crate::traffic::Destinations;
 
 /// One flow of the workload.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct FlowRow {
     pub(crate) start_s: f64,
     pub(crate) src: HostId,
