@@ -15,6 +15,7 @@ No matplotlib here: `Result.fct_slowdown_by_size` uses it without drawing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -46,10 +47,13 @@ def slowdown_by_size(
     flows: pd.DataFrame,
     edges: Sequence[float] | np.ndarray | None = None,
     buckets: int = DEFAULT_BUCKETS,
+    method: Literal["linear", "inverted_cdf"] = "linear",
 ) -> pd.DataFrame:
     """Per size bucket (rows in size order): its edges, flows started and completed, and the
     slowdown percentiles of the completed ones (NaN when none completed). `flows` is a run's
-    flow table (`size_bytes`, `completed`, `slowdown`); `edges` default to `size_edges`."""
+    flow table (`size_bytes`, `completed`, `slowdown`); `edges` default to `size_edges`.
+    `method` is numpy's percentile method: "linear" interpolates between ranks;
+    "inverted_cdf" is the nearest rank of the summary's `flows.slowdown_by_size`."""
     sizes = flows["size_bytes"].to_numpy(dtype=float)
     cuts = size_edges(sizes, buckets) if edges is None else np.asarray(edges, dtype=float)
     if cuts.size and np.any(np.diff(cuts) <= 0):
@@ -66,7 +70,11 @@ def slowdown_by_size(
     for i, (lo, hi) in enumerate(zip(lows, highs, strict=True)):
         mine = inside & (which == i)
         done = slowdown[mine & completed]
-        pcts = np.percentile(done, PERCENTILES) if done.size else [np.nan] * len(PERCENTILES)
+        pcts = (
+            np.percentile(done, PERCENTILES, method=method)
+            if done.size
+            else [np.nan] * len(PERCENTILES)
+        )
         rows.append([lo, hi, int(mine.sum()), int(done.size), *(float(v) for v in pcts)])
     table = pd.DataFrame(rows, columns=COLUMNS)
     table.index.name = "bucket"

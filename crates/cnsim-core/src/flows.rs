@@ -319,6 +319,28 @@ pub(crate) struct FlowSummary {
     /// a transport (its sender got the last ACK), so open-loop summaries are as they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput_mean_bps: Option<f64>,
+    /// Slowdown percentiles per flow-size bucket, keyed b0, b1, ... (only with `[report]
+    /// slowdown_size_edges_bytes`; `report/slowdown.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown_by_size: Option<std::collections::BTreeMap<String, SizeBucket>>,
+}
+
+/// One size bucket of `summary.flows.slowdown_by_size` (computed in `report/slowdown.rs`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SizeBucket {
+    /// Sizes above this (exclusive; 0 for the first bucket).
+    pub min_bytes: f64,
+    /// Sizes up to this (inclusive); null for the last bucket (no bound).
+    pub max_bytes: Option<f64>,
+    /// Flows of the bucket started by the end of the run.
+    pub started: u64,
+    /// Those of them that completed: the percentiles are over these.
+    pub completed: u64,
+    /// Slowdown percentiles (nearest rank) of the completed flows; null when none completed.
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
 }
 
 /// Completed bytes x 8 / (last completion - first start), for runs with a transported flow
@@ -390,6 +412,7 @@ impl FlowSummary {
             },
             timeouts: r.timeouts.iter().map(|&t| u64::from(t)).sum(),
             goodput_bps: aggregate_goodput_bps(r),
+            slowdown_by_size: None,
         })
     }
 }

@@ -29,6 +29,7 @@ from cnsim.plots.style import (
     stamp,
     value_unit,
 )
+from cnsim.plots.sweep_sizes import SIZE_BUCKET, size_bucket_figure
 from cnsim.readout import value_text
 from cnsim.sweeps.paths import parse_path
 from cnsim.sweeps.spec import PlotSpec
@@ -107,6 +108,11 @@ def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path, *, dpi: int = DP
 
 def sweep_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
     """One [[sweep.plots]] figure; a warning and None when the metric has no numbers."""
+    if spec.x == SIZE_BUCKET:
+        figure = size_bucket_figure(result, spec)
+        if figure is None:
+            warnings.warn(f"sweep plot of {spec.y!r} skipped: no bucket has a number", stacklevel=2)
+        return figure
     table = _where(result, spec, result.aggregate([spec.y]))
     table, x_text, x_ticks = _numeric_x(result, spec, table)
     column = "std" if spec.stat == "std" else "mean"

@@ -102,7 +102,10 @@ def one_line_errors(prefix: str) -> Callable[[type[T]], type[T]]:
 class PlotSpec:
     """One figure ([[sweep.plots]]): the per-point `stat` of metric `y` against swept `x`."""
 
-    x: StrictStr = Field(description="A swept parameter path (a key of grid or zip).")
+    x: StrictStr = Field(
+        description="A swept parameter path (a key of grid or zip), or 'size_bucket': y then"
+        " holds a '*' for the flow-size bucket key (flows.slowdown_by_size.*.p99)."
+    )
     y: StrictStr = Field(description="A summary path collected from each run.")
     stat: Stat = Field(default="mean", description="Per-point statistic over the replications.")
     error: ErrorBar | None = Field(
@@ -320,9 +323,11 @@ class SweepSpec:
 
     def collected(self) -> tuple[str, ...]:
         """Metric paths to collect: the listed ones plus every plot's y and the table's metric
-        columns, in order, once."""
+        columns, in order, once. A size-bucket plot's y is a pattern (its buckets are among the
+        metrics or the table), not a path."""
         table = [p for p in self.table.values() if p not in self.parameters]
-        paths = [*self.metrics, *(p.y for p in self.plots), *table]
+        plots = [p.y for p in self.plots if p.x != "size_bucket"]
+        paths = [*self.metrics, *plots, *table]
         return tuple(dict.fromkeys(paths))
 
     def value_name(self, parameter: str, value: Any) -> Any:
@@ -569,7 +574,13 @@ def _overrides(where: str, table: Mapping[str, Any]) -> None:
 
 def _check_plot(spec: SweepSpec, index: int, plot: PlotSpec) -> None:
     known = ", ".join(spec.parameters) or "none"
-    if plot.x not in spec.parameters:
+    if plot.x == "size_bucket":  # against the flow-size bucket (cnsim.plots.sweep_sizes)
+        if plot.y.count("*") != 1:
+            raise SweepError(
+                f"sweep.plots[{index}].y: x = 'size_bucket' needs one '*' where the bucket key"
+                f" goes, e.g. 'flows.slowdown_by_size.*.p99' (got {plot.y!r})"
+            )
+    elif plot.x not in spec.parameters:
         raise SweepError(f"sweep.plots[{index}].x: {plot.x!r} is not swept (swept: {known})")
     parse_path(plot.y)
     for path in [*plot.where, *([plot.panel] if plot.panel else [])]:

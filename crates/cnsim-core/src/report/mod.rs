@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod pfc;
+pub(crate) mod slowdown;
 pub(crate) use pfc::PfcSummary;
 
 use crate::cc::Variant;
@@ -215,6 +216,10 @@ impl Report {
         let flows = run.net.flow_records();
         let mut summary = Summary::new(&run);
         summary.flows = FlowSummary::new(&flows, &run.workload);
+        if let Some(f) = summary.flows.as_mut() {
+            let edges = &run.scenario.report.slowdown_size_edges_bytes;
+            f.slowdown_by_size = slowdown::by_size(&flows, edges);
+        }
         Report {
             conserved: summary.frames.conserved,
             summary: serde_json::to_value(&summary).expect("a summary serialises"),

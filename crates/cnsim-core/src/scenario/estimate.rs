@@ -132,6 +132,7 @@ impl Scenario {
                     TrafficKind::Cbr => t.rate_bps.unwrap_or(0.0).min(line_rate(h)),
                     TrafficKind::Saturate => line_rate(h),
                     TrafficKind::FlowTrace => 0.0,
+                    TrafficKind::Incast => super::incast::offered_bps_per_host(t, mean_bytes),
                 };
                 if let Some(mean) = mean_bytes {
                     workload_flows += rate / (8.0 * mean) * active_s;

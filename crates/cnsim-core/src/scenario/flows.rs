@@ -24,7 +24,7 @@ pub(crate) const MAX_FLOW_BYTES: f64 = 1e12;
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
 pub(crate) enum SizeSpec {
-    /// Every flow has `bytes` bytes.
+    /// Every flow has `bytes` bytes (`dist` may be left out: `size = { bytes = 500000 }`).
     Fixed { bytes: f64 },
     /// Exponential with mean `mean_bytes` (seed 003).
     Exponential { mean_bytes: f64 },
@@ -375,6 +375,7 @@ impl TrafficKind {
             TrafficKind::Saturate => "saturate",
             TrafficKind::Flows => "flows",
             TrafficKind::FlowTrace => "flow_trace",
+            TrafficKind::Incast => "incast",
         }
     }
 }

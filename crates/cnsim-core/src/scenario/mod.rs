@@ -7,6 +7,7 @@
 pub(crate) mod cdf;
 mod estimate;
 pub(crate) mod flows;
+pub(crate) mod incast;
 mod overrides;
 pub(crate) mod pfc;
 pub(crate) mod report;
@@ -298,6 +299,9 @@ pub(crate) enum TrafficKind {
     Flows,
     /// Flows read from a trace file (`trace`) or listed inline (`flows`).
     FlowTrace,
+    /// Periodic N-to-1 incasts (the HPCC paper's): every `interval_s`, `fan_in` distinct
+    /// senders drawn from `hosts` each start one flow of `size` to one receiver (`dst`).
+    Incast,
 }
 
 /// Where a source's frames go: one host, "uniform" over all others, or a list (uniform over it);
@@ -362,6 +366,16 @@ pub(crate) struct TrafficSpec {
     /// at each frame time), complete when what was written by stop_s is delivered.
     #[serde(default, skip_serializing_if = "Transport::is_none")]
     pub(crate) transport: Transport,
+    /// Senders of each incast (incast): distinct hosts drawn from `hosts`, the receiver
+    /// excluded; at most the number of such hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub(crate) fan_in: Option<u32>,
+    /// Time between two incasts (incast): the first at `start_s`, then every `interval_s`
+    /// until `stop_s` or the run's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
+    pub(crate) interval_s: Option<f64>,
 }
 
 fn is_zero(v: &u8) -> bool {
@@ -403,6 +417,7 @@ impl Scenario {
         let mut schema = schemars::schema_for!(Scenario).to_value();
         units::allow_unit_strings(&mut schema);
         flows::schema_allows_dist_less_cdf(&mut schema);
+        incast::schema_allows_dist_less_bytes(&mut schema);
         schema
     }
 
@@ -438,6 +453,7 @@ impl Scenario {
         units::resolve_units(&mut value)?;
         topology::default_multipath(&mut value);
         flows::default_empirical(&mut value);
+        incast::default_fixed_size(&mut value);
         CongestionSpec::prepare(&mut value)?;
         let mut scenario: Scenario = deserialize_with_path(value)?;
         scenario.expand_topology()?;

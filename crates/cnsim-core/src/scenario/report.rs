@@ -30,6 +30,12 @@ pub(crate) struct ReportSpec {
     /// "mean" would be a handful of samples).
     #[serde(default = "default_min_window_samples")]
     pub(crate) min_window_samples: u32,
+    /// Flow-size bucket edges in bytes, increasing: with them `summary.flows.slowdown_by_size`
+    /// holds, per bucket b0, b1, ... (bucket i: sizes in (edge[i-1], edge[i]], the last one
+    /// above the last edge), the flows started and completed and the slowdown p50/p95/p99
+    /// (nearest rank), so a sweep can tabulate slowdown by size without keeping the flows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) slowdown_size_edges_bytes: Vec<f64>,
 }
 
 /// One headline number: a summary value, optionally read against a reference (the victim's
@@ -138,6 +144,7 @@ impl Default for ReportSpec {
             plots: Vec::new(),
             headline: Vec::new(),
             min_window_samples: default_min_window_samples(),
+            slowdown_size_edges_bytes: Vec::new(),
         }
     }
 }

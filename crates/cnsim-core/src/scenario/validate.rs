@@ -176,6 +176,10 @@ impl Scenario {
         path: &str,
         host_names: &HashSet<&str>,
     ) -> Result<(), ConfigError> {
+        if t.kind == TrafficKind::Incast {
+            return self.validate_incast(t, path, host_names);
+        }
+        super::incast::check_fields_apply(t, path)?;
         let c = Check { path };
         if t.seed.is_some() && matches!(t.kind, TrafficKind::FlowTrace | TrafficKind::Saturate) {
             return Err(c.fail("seed", "does not apply to kind (nothing random to seed)"));
@@ -227,6 +231,7 @@ impl Scenario {
             TrafficKind::Cbr => t.load.map(|_| "load"),
             TrafficKind::Saturate => t.load.map(|_| "load").or(t.rate_bps.map(|_| "rate_bps")),
             TrafficKind::Flows | TrafficKind::FlowTrace => t.rate_bps.map(|_| "rate_bps"),
+            TrafficKind::Incast => unreachable!("validated above"),
         };
         if let Some(field) = stray {
             return Err(c.fail(
@@ -252,7 +257,7 @@ impl Scenario {
                 Some(load) => c.in_open_closed("load", load, 0.0, 1.0)?,
                 None => return Err(c.fail("load", "required for kind = \"flows\"")),
             },
-            TrafficKind::Saturate | TrafficKind::FlowTrace => {}
+            TrafficKind::Saturate | TrafficKind::FlowTrace | TrafficKind::Incast => {}
         }
         if !(64..=MAX_FRAME_BYTES).contains(&t.frame_bytes) {
             return Err(c.fail(

@@ -96,6 +96,7 @@ impl ReportSpec {
     pub(super) fn validate(&self, path: &str, duration_s: f64) -> Result<(), ConfigError> {
         let c = Check { path };
         c.time_positive("probe_interval_s", self.probe_interval_s)?;
+        check_size_edges(&c, &self.slowdown_size_edges_bytes)?;
         if duration_s / self.probe_interval_s > 1e7 {
             return Err(c.fail(
                 "probe_interval_s",
@@ -233,6 +234,29 @@ fn check_plot_name(c: &Check, name: &str, files: &mut HashSet<String>) -> Result
             "name",
             format!("{name:?} is the file plots/{stem}.png of an earlier plot too"),
         ));
+    }
+    Ok(())
+}
+
+/// `[report] slowdown_size_edges_bytes`: finite, positive, strictly increasing.
+fn check_size_edges(c: &Check, edges: &[f64]) -> Result<(), ConfigError> {
+    let field = "slowdown_size_edges_bytes";
+    for (i, &e) in edges.iter().enumerate() {
+        if !(e.is_finite() && e > 0.0) {
+            return Err(c.fail(
+                field,
+                format!("edges must be positive byte counts (got {e})"),
+            ));
+        }
+        if i > 0 && e <= edges[i - 1] {
+            return Err(c.fail(
+                field,
+                format!(
+                    "edges must increase strictly (got {} then {e})",
+                    edges[i - 1]
+                ),
+            ));
+        }
     }
     Ok(())
 }

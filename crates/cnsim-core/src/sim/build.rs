@@ -323,7 +323,10 @@ fn build_sources(
     let mut long_flows = Vec::new();
     let n_hosts = sc.hosts.len() as u32;
     for (ti, t) in sc.traffic.iter().enumerate() {
-        if matches!(t.kind, TrafficKind::Flows | TrafficKind::FlowTrace) {
+        if matches!(
+            t.kind,
+            TrafficKind::Flows | TrafficKind::FlowTrace | TrafficKind::Incast
+        ) {
             continue;
         }
         for host_name in &t.hosts {
@@ -397,7 +400,9 @@ fn build_sources(
                     active: false,
                     priority: 0,
                 },
-                TrafficKind::Flows | TrafficKind::FlowTrace => unreachable!("skipped above"),
+                TrafficKind::Flows | TrafficKind::FlowTrace | TrafficKind::Incast => {
+                    unreachable!("skipped above")
+                }
             };
             source.priority = t.priority;
             sources.push(source);

@@ -23,7 +23,7 @@ use crate::time::{serialization_time, SimTime};
 use crate::traffic::Destinations;
 
 /// One flow of the workload.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct FlowRow {
     pub(crate) start_s: f64,
     pub(crate) src: HostId,
@@ -226,6 +226,11 @@ pub(crate) fn workload(
                     r.transport = t.transport;
                     r
                 }));
+            }
+            TrafficKind::Incast => {
+                let size = t.size.as_ref().expect("validated");
+                let dist = SizeDist::new(size, read_cdf_file(size, &path)?);
+                super::incast::generate(sc, ti, t, &dist, host_index, end_s, &mut w.flows);
             }
             _ => {}
         }

@@ -6,6 +6,7 @@
 //! the cost is one event per frame, not per slot.
 
 pub(crate) mod flows;
+pub(crate) mod incast;
 pub(crate) mod trace;
 
 use rand::Rng;

@@ -1,0 +1,105 @@
+//! `summary.flows.slowdown_by_size`: the FCT slowdown (FCT over the flow's FCT alone on the
+//! idle network) per flow-size bucket, the table data-center CC papers plot (HPCC, SIGCOMM
+//! 2019, Fig. 11), so a sweep can tabulate it without keeping every run's flows.
+//!
+//! `[report] slowdown_size_edges_bytes = [e0, ..., e(k-1)]` makes k + 1 buckets keyed b0..bk:
+//! bucket i holds sizes in (e(i-1), e(i)] (b0 from 0, bk above e(k-1)). Percentiles are
+//! nearest-rank over the bucket's completed flows, as `fct_p99_s` is; `cnsim.flow_sizes` with
+//! edges [0, e0, ..., inf] and `method = "inverted_cdf"` gives the same numbers.
+
+use std::collections::BTreeMap;
+
+use crate::flows::{FlowRecords, SizeBucket};
+
+/// The buckets of the run's flows, or None without edges (the summary then has no table).
+pub(crate) fn by_size(r: &FlowRecords, edges: &[f64]) -> Option<BTreeMap<String, SizeBucket>> {
+    if edges.is_empty() {
+        return None;
+    }
+    let mut started = vec![0u64; edges.len() + 1];
+    let mut slowdowns: Vec<Vec<f64>> = vec![Vec::new(); edges.len() + 1];
+    for ((&size, &fct), &ideal) in r.size_bytes.iter().zip(&r.fct_s).zip(&r.ideal_fct_s) {
+        // The first edge at or above the size: sizes in (e(i-1), e(i)] land in bucket i.
+        let i = edges.partition_point(|&e| e < size as f64);
+        started[i] += 1;
+        if !fct.is_nan() {
+            slowdowns[i].push(fct / ideal);
+        }
+    }
+    let buckets = (slowdowns.into_iter().enumerate()).map(|(i, mut s)| {
+        s.sort_by(f64::total_cmp);
+        let bucket = SizeBucket {
+            min_bytes: if i == 0 { 0.0 } else { edges[i - 1] },
+            max_bytes: edges.get(i).copied(),
+            started: started[i],
+            completed: s.len() as u64,
+            p50: nearest_rank(&s, 0.50),
+            p95: nearest_rank(&s, 0.95),
+            p99: nearest_rank(&s, 0.99),
+        };
+        (format!("b{i}"), bucket)
+    });
+    Some(buckets.collect())
+}
+
+/// The q-quantile of sorted values by nearest rank: the ceil(q n)-th smallest.
+fn nearest_rank(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(rows: &[(u64, f64, f64)]) -> FlowRecords {
+        let mut r = FlowRecords::default();
+        for &(size, fct, ideal) in rows {
+            r.size_bytes.push(size);
+            r.fct_s.push(fct);
+            r.ideal_fct_s.push(ideal);
+        }
+        r
+    }
+
+    #[test]
+    fn buckets_hold_sizes_up_to_their_edge() {
+        // Sizes 10 and 100 are in b0 = (0, 100], 101 in b1 = (100, 1000], 5000 in b2.
+        let r = records(&[
+            (10, 2.0, 1.0),
+            (100, 3.0, 1.0),
+            (101, 4.0, 2.0),
+            (5000, f64::NAN, 1.0),
+        ]);
+        let b = by_size(&r, &[100.0, 1000.0]).expect("edges given");
+        assert_eq!(b.len(), 3);
+        assert_eq!((b["b0"].started, b["b0"].completed), (2, 2));
+        assert_eq!((b["b0"].p50, b["b0"].p99), (Some(2.0), Some(3.0)));
+        assert_eq!(
+            (b["b1"].min_bytes, b["b1"].max_bytes),
+            (100.0, Some(1000.0))
+        );
+        assert_eq!(b["b1"].p95, Some(2.0));
+        assert_eq!(
+            (b["b2"].started, b["b2"].completed, b["b2"].p99),
+            (1, 0, None)
+        );
+        assert_eq!(b["b2"].max_bytes, None);
+        assert!(by_size(&r, &[]).is_none());
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        // 100 slowdowns 1..=100: p50 the 50th, p95 the 95th, p99 the 99th.
+        let rows: Vec<(u64, f64, f64)> = (1..=100).map(|k| (1, k as f64, 1.0)).collect();
+        let b = by_size(&records(&rows), &[10.0]).expect("edges given");
+        assert_eq!(
+            (b["b0"].p50, b["b0"].p95, b["b0"].p99),
+            (Some(50.0), Some(95.0), Some(99.0))
+        );
+        assert_eq!(nearest_rank(&[7.0], 0.99), Some(7.0));
+    }
+}
