@@ -22,9 +22,7 @@ use crate::scenario::{Scenario, TrafficSpec};
 const INCAST_STREAM: u64 = 1 << 62;
 
 /// Appends the entry's flows to `rows`.
-// `..FlowRow::default()` fills the fields a flow row has beyond those named here (a long
-// flow's application writes, on the transport branch), whatever they are when merged.
-#[allow(clippy::needless_update)]
+// `..FlowRow::default()`: an incast flow has a size, so no long flow's application writes.
 pub(crate) fn generate(
     sc: &Scenario,
     ti: usize,
