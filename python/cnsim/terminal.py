@@ -290,7 +290,37 @@ def window_table(summary: Mapping[str, Any]) -> Table | None:
     return None if table is None else rich_table(table)
 
 
-def sweep_table(study: SweepResult) -> Table:
+def sweep_table(study: SweepResult, width: int | None = None) -> Table:
     """A sweep's table (`readout.sweep_table`): its [sweep.table], its transient table, or per
-    point the swept values, runs ok and each metric's mean +- 95 % CI half-width."""
-    return rich_table(readout.sweep_table(study))
+    point the swept values, runs ok and each metric's mean +- 95 % CI half-width; the columns
+    that fit a terminal `width` characters wide (None: the console's), the rest named as in
+    the CSV."""
+    width = Console().width if width is None else width
+    return rich_table(fit_width(readout.sweep_table(study), width))
+
+
+# A column's border and padding in a rich table.
+COLUMN_FRAME_CHARS = 3
+
+
+def fit_width(table: readout.TextTable, width: int) -> readout.TextTable:
+    """`table` with as many of its columns, from the left, as fit `width` characters at their
+    widest cell (rich would otherwise squeeze every column to a character or two); the ones
+    left out are counted in the caption, as they are all in the CSV the sweep writes."""
+
+    def need(i: int) -> int:
+        cells = [len(table.columns[i]), *(len(row[i].text) for row in table.rows)]
+        return max(cells) + COLUMN_FRAME_CHARS
+
+    used, keep = 1, 0
+    while keep < len(table.columns) and used + need(keep) <= width:
+        used += need(keep)
+        keep += 1
+    keep = max(keep, 1)
+    if keep == len(table.columns):
+        return table
+    left_out = len(table.columns) - keep
+    note = f"{left_out} more columns ({', '.join(table.columns[keep:])}) in the CSV"
+    caption = f"{table.caption}; {note}" if table.caption else note
+    rows = [row[:keep] for row in table.rows]
+    return table._replace(columns=table.columns[:keep], rows=rows, caption=caption)
