@@ -286,6 +286,28 @@ def test_sweep_figure_scales_seconds_and_counts_replications(tmp_path) -> None:
     assert stamp.startswith("delays: 1 replication per point, base seed")
 
 
+def test_a_sweep_plot_draws_a_log_x_axis_when_asked(tmp_path) -> None:
+    spec = {
+        "sweep": {
+            "name": "delays",
+            "base": "seed000-pause",
+            "replications": 1,
+            "metrics": ["latency_s.mean"],
+            "grid": {"links[4].delay_s": [1e-5, 1e-4, 1e-3]},
+            "set": {"duration_s": 0.002, "report.window_s": [0.0, 0.002]},
+            "plots": [{"x": "links[4].delay_s", "y": "latency_s.mean", "xscale": "log"}],
+        }
+    }
+    study = cnsim.sweep(spec, out=tmp_path / "d", jobs=1, progress=False)
+    from cnsim.plots.sweep import sweep_figure
+
+    (plot,) = study.spec.plots
+    ax = sweep_figure(study, plot).axes[0]
+    assert ax.get_xscale() == "log"
+    assert ax.get_xlabel() == "delay of links[4] (ms)"
+    assert sorted(ax.lines[0].get_xdata()) == pytest.approx([0.01, 0.1, 1.0])
+
+
 def test_a_unit_named_in_a_custom_label_sets_the_scale() -> None:
     from cnsim.plots.sweep import labelled_unit
 

@@ -180,6 +180,14 @@ def test_window_sweep_preset_is_the_seed_experiment():
             cnsim.SweepError,
             r"sweep\.plots\[0\]\.yscale: input should be 'linear' or 'log' \(got 'symlog'\)",
         ),
+        (
+            {
+                "grid": {WINDOW: [0, 20_000]},
+                "plots": [{"x": WINDOW, "y": "frames.delivered", "xscale": "log"}],
+            },
+            cnsim.SweepError,
+            r"sweep\.plots\[0\]\.xscale: 'log' needs positive numbers on x \(value 0 is not",
+        ),
     ],
 )
 def test_bad_sweeps_fail_before_any_run(tmp_path, changes, error, message):

@@ -142,6 +142,8 @@ def sweep_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
         ax.set_xlabel(spec.xlabel or x_text or _axis_text(spec.x, x_unit))
         if x_ticks is not None:
             ax.set_xticks(range(len(x_ticks)), x_ticks)
+        elif spec.xscale == "log":
+            ax.set_xscale("log")
         elif _all_whole(table[spec.x] / x_div):  # counts and sizes: no ticks between whole numbers
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(spec.ylabel or _y_text(spec, y_unit))

@@ -125,6 +125,11 @@ class PlotSpec:
     yscale: AxisScale = Field(
         default="linear", description="The y axis: linear, or log for values spanning decades."
     )
+    xscale: AxisScale = Field(
+        default="linear",
+        description="The x axis: linear, or log for swept values spanning decades (loss rates,"
+        " sizes); not with x = 'size_bucket' or non-numeric x.",
+    )
 
     def __post_init__(self) -> None:
         if self.error is None:  # frozen: set once, while the object is being made
@@ -582,6 +587,8 @@ def _check_plot(spec: SweepSpec, index: int, plot: PlotSpec) -> None:
             )
     elif plot.x not in spec.parameters:
         raise SweepError(f"sweep.plots[{index}].x: {plot.x!r} is not swept (swept: {known})")
+    if plot.xscale == "log":
+        _check_log_x(spec, index, plot)
     parse_path(plot.y)
     for path in [*plot.where, *([plot.panel] if plot.panel else [])]:
         if path not in spec.parameters:
@@ -593,6 +600,17 @@ def _check_plot(spec: SweepSpec, index: int, plot: PlotSpec) -> None:
             raise SweepError(
                 f'sweep.plots[{index}].where."{path}": {wanted!r} is none of its values'
             )
+
+
+def _check_log_x(spec: SweepSpec, index: int, plot: PlotSpec) -> None:
+    """A log x axis needs positive numbers: every value of the swept `x`."""
+    values = [] if plot.x == "size_bucket" else spec.grid.get(plot.x) or spec.zip[plot.x]
+    bad = [v for v in values if isinstance(v, bool) or not isinstance(v, int | float) or v <= 0]
+    if plot.x == "size_bucket" or bad:
+        what = "the flow-size buckets" if plot.x == "size_bucket" else f"value {bad[0]!r}"
+        raise SweepError(
+            f"sweep.plots[{index}].xscale: 'log' needs positive numbers on x ({what} is not one)"
+        )
 
 
 def _names(spec: SweepSpec) -> None:
