@@ -9,24 +9,9 @@ use common::*;
 const BITS: f64 = 8.0;
 const MSS: f64 = 1500.0;
 
-fn tx(bytes: f64) -> f64 {
-    bytes * BITS / G10
-}
-
-/// a - s1 - s2 - b: three 10 Gb/s links of 1, 2 and 3 us, switch latencies 0.5 and 0.25 us;
-/// one tcp flow of `size` bytes from a to b at 1 ms, with `extra` TOML appended.
+/// The transport tests' line (`transport_line`) with one tcp flow, 50 ms long.
 fn line(size: u64, extra: &str) -> String {
-    ScenarioToml::new("line", 0.05)
-        .hosts(&["a", "b"])
-        .switch_with("s1", "latency_s = 0.5e-6")
-        .switch_with("s2", "latency_s = 0.25e-6")
-        .link("a", "s1", G10, 1e-6)
-        .link("s1", "s2", G10, 2e-6)
-        .link("s2", "b", G10, 3e-6)
-        .raw(&format!(
-            "[[traffic]]\nkind = \"flow_trace\"\ntransport = \"tcp\"\nflows = [{{ start_s = 0.001, src = \"a\", dst = \"b\", size_bytes = {size} }}]\n{extra}"
-        ))
-        .build()
+    transport_line_for(0.05, size, "tcp", extra)
 }
 
 const ONE_WAY_S: f64 = 1e-6 + 2e-6 + 3e-6 + 0.5e-6 + 0.25e-6;
@@ -41,11 +26,11 @@ const ONE_WAY_S: f64 = 1e-6 + 2e-6 + 3e-6 + 0.5e-6 + 0.25e-6;
 fn ack_clock(n: usize) -> Vec<(f64, f64, f64)> {
     let mut v: Vec<(f64, f64, f64)> = Vec::new();
     for i in 0..n {
-        let link_free = v.last().map_or(0.0, |p| p.0 + tx(MSS));
+        let link_free = v.last().map_or(0.0, |p| p.0 + tx10(MSS));
         let window = if i < 10 { 0.0 } else { v[(i - 10) / 2].2 };
         let s = link_free.max(window);
-        let arrive = s + 3.0 * tx(MSS) + ONE_WAY_S;
-        v.push((s, arrive, arrive + 3.0 * tx(64.0) + ONE_WAY_S));
+        let arrive = s + 3.0 * tx10(MSS) + ONE_WAY_S;
+        v.push((s, arrive, arrive + 3.0 * tx10(64.0) + ONE_WAY_S));
     }
     v
 }
@@ -88,7 +73,7 @@ fn a_lost_tail_is_resent_by_the_rto_which_backs_off() {
     // The timer restarts with the last ACK (of packet 38); it fires 1 ms later, and the
     // resent packet's timer 2 ms after that.
     let clock = ack_clock(n);
-    let want = clock[n - 2].2 + 1e-3 + 2e-3 + 3.0 * tx(MSS) + ONE_WAY_S;
+    let want = clock[n - 2].2 + 1e-3 + 2e-3 + 3.0 * tx10(MSS) + ONE_WAY_S;
     assert!(
         (f.fct_s[0] - want).abs() < 1e-12,
         "{} vs {want}",
@@ -104,7 +89,7 @@ fn before_any_rtt_sample_the_initial_rto_holds() {
     let r = run(&line(1000, extra));
     let f = &r.flows;
     assert_eq!(f.timeouts[0], 1);
-    let want = 3e-3 + 3.0 * tx(1000.0) + ONE_WAY_S;
+    let want = 3e-3 + 3.0 * tx10(1000.0) + ONE_WAY_S;
     assert!((f.fct_s[0] - want).abs() < 1e-12, "{}", f.fct_s[0]);
 }
 
@@ -125,29 +110,10 @@ fn a_single_drop_is_repaired_by_fast_retransmit_with_and_without_sack() {
     }
 }
 
-/// 8 hosts on one switch, every link losing `loss` of its frames, tcp flows at 30% load for
-/// 2 ms, run long enough for every retransmission.
-fn lossy_star(loss: f64, seed: u64, tcp: &str) -> String {
-    let names: Vec<String> = (1..=8).map(|i| format!("h{i}")).collect();
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut s = ScenarioToml::new("lossy", 0.2)
-        .seed(seed)
-        .hosts(&names)
-        .switch("sw");
-    for h in &names {
-        s = s.link_with(h, "sw", G10, 1e-6, &format!("loss_rate = {loss:?}"));
-    }
-    s.traffic(
-        "flows",
-        &names,
-        "uniform",
-        "load = 0.3\nsize = { dist = \"exponential\", mean_bytes = 60000 }\nstop_s = 0.002\ntransport = \"tcp\"",
-    )
-    .raw(&format!(
-        "[transport.tcp]\nmin_rto_s = 1e-3\ninitial_rto_s = 3e-3\n{tcp}"
-    ))
-    .probe_interval(0.05)
-    .build()
+/// `lossy_star` over tcp, 200 ms, min RTO 1 ms, with `tcp` added to `[transport.tcp]`.
+fn tcp_star(loss: f64, seed: u64, tcp: &str) -> String {
+    let table = format!("[transport.tcp]\nmin_rto_s = 1e-3\ninitial_rto_s = 3e-3\n{tcp}");
+    lossy_star(loss, seed, "tcp", 0.2, &table)
 }
 
 #[test]
@@ -161,33 +127,15 @@ fn under_random_loss_every_tcp_flow_completes_with_every_byte_once() {
     ];
     for (loss, seed, tcp) in cases {
         let what = format!("loss {loss} {tcp}");
-        let r = run(&lossy_star(loss, seed, tcp));
-        let f = &r.flows;
-        let s = &r.summary;
-        assert!(f.flow_id.len() > 50, "{what}: {} flows", f.flow_id.len());
-        for i in 0..f.flow_id.len() {
-            assert!(f.completed[i], "{what}: flow {i} did not complete");
-            // The receiver hands each packet over once, in order: exactly the flow's bytes.
-            assert_eq!(f.delivered_bytes[i], f.size_bytes[i], "{what}: flow {i}");
-            assert!(f.sender_end_s[i] > f.end_s[i], "{what}: flow {i}");
-        }
-        let dropped = u(s, "frames/dropped/total");
-        assert_eq!(dropped, u(s, "frames/dropped/link"));
-        assert_eq!(
-            u(s, "frames/generated"),
-            u(s, "frames/delivered") + dropped + u(s, "frames/in_flight")
-        );
-        assert!(at(s, "frames/conserved").as_bool().unwrap());
-        let packets: u64 = f.size_bytes.iter().map(|b| b.div_ceil(1500)).sum();
-        let resent = u(s, "frames/generated") - packets;
-        let retx_frames: u64 = f.retransmitted_bytes.iter().map(|b| b.div_ceil(1500)).sum();
-        assert!(resent >= dropped, "{what}: {resent} resent, {dropped} lost");
-        assert!(retx_frames <= resent, "{what}");
-        let retx: u64 = f.retransmitted_bytes.iter().sum();
-        assert_eq!(u(s, "flows/retransmitted_bytes"), retx);
-        if loss >= 1e-3 {
-            assert!(dropped > 0 && retx > 0, "{what}: no loss seen");
-        }
+        let r = run(&tcp_star(loss, seed, tcp));
+        let resent = assert_every_flow_completes_once(&r, loss, &what);
+        let retx_frames: u64 = r
+            .flows
+            .retransmitted_bytes
+            .iter()
+            .map(|b| b.div_ceil(1500))
+            .sum();
+        assert!(retx_frames <= resent.frames, "{what}");
     }
 }
 
@@ -195,7 +143,7 @@ fn under_random_loss_every_tcp_flow_completes_with_every_byte_once() {
 /// faster than the rate loss allows (no queue: the RTT is the base RTT), min_rto far above
 /// the RTT: its goodput against Mathis et al.'s (MSS / RTT) sqrt(3/2) / sqrt(p).
 fn mathis_ratio(p: f64, packets: u64, seed: u64) -> (f64, u32) {
-    let rtt_s = 2.0 * 500e-6 + tx(MSS) + tx(64.0); // two 250 us links each way
+    let rtt_s = 2.0 * 500e-6 + tx10(MSS) + tx10(64.0); // two 250 us links each way
     let text = ScenarioToml::new("mathis", 60.0)
         .seed(seed)
         .hosts(&["a", "b"])

@@ -8,39 +8,19 @@ use common::*;
 
 const BITS: f64 = 8.0;
 
-fn tx(bytes: f64) -> f64 {
-    bytes * BITS / G10
-}
-
-/// a - s1 - s2 - b: three 10 Gb/s links of 1, 2 and 3 us, switch latencies 0.5 and 0.25 us;
-/// one flow of `size` bytes from a to b at 1 ms over `transport`, with `extra` TOML appended.
-fn line(size: u64, transport: &str, extra: &str) -> String {
-    ScenarioToml::new("line", 0.02)
-        .hosts(&["a", "b"])
-        .switch_with("s1", "latency_s = 0.5e-6")
-        .switch_with("s2", "latency_s = 0.25e-6")
-        .link("a", "s1", G10, 1e-6)
-        .link("s1", "s2", G10, 2e-6)
-        .link("s2", "b", G10, 3e-6)
-        .raw(&format!(
-            "[[traffic]]\nkind = \"flow_trace\"\ntransport = \"{transport}\"\nflows = [{{ start_s = 0.001, src = \"a\", dst = \"b\", size_bytes = {size} }}]\n{extra}"
-        ))
-        .build()
-}
-
 /// Three hops of equal rate, store and forward: the source sends every byte back to back; each
 /// later hop finishes a full frame one full-frame time after the hop before, and the last
 /// (smaller) frame right behind the last full one, so the last byte arrives one full-frame time
 /// per extra hop after the source's last bit, plus the delays.
 fn closed_form_fct_s(size: u64) -> f64 {
     let one_way_delays = 1e-6 + 2e-6 + 3e-6 + 0.5e-6 + 0.25e-6;
-    tx(size as f64) + 2.0 * tx(MTU) + one_way_delays
+    tx10(size as f64) + 2.0 * tx10(MTU) + one_way_delays
 }
 
 #[test]
 fn a_lone_roce_flow_completes_in_the_closed_form_time_and_its_last_ack_follows() {
     let size = 100_001u64; // 66 frames of 1500 B and one of 1001 B
-    let r = run(&line(size, "roce", ""));
+    let r = run(&transport_line(size, "roce", ""));
     let f = &r.flows;
     assert!(f.completed[0]);
     let want = closed_form_fct_s(size);
@@ -51,11 +31,11 @@ fn a_lone_roce_flow_completes_in_the_closed_form_time_and_its_last_ack_follows()
     );
     // The transport does not slow the data down: the same as the open-loop flow.
     assert_eq!(f.fct_s[0], f.ideal_fct_s[0]);
-    let none = run(&line(size, "none", ""));
+    let none = run(&transport_line(size, "none", ""));
     assert_eq!(f.fct_s[0], none.flows.fct_s[0]);
     // The last ACK (64 B) is made when the last frame arrives and crosses three hops back,
     // store and forward, with the reverse direction's delays (switch latencies included).
-    let ack_back = 3.0 * tx(64.0) + 6e-6 + 0.25e-6 + 0.5e-6;
+    let ack_back = 3.0 * tx10(64.0) + 6e-6 + 0.25e-6 + 0.5e-6;
     let want_sender = 0.001 + want + ack_back;
     assert!(
         (f.sender_end_s[0] - want_sender).abs() < 1e-12,
@@ -79,7 +59,7 @@ fn a_lone_roce_flow_completes_in_the_closed_form_time_and_its_last_ack_follows()
 #[test]
 fn ack_every_n_acks_every_nth_packet_and_the_last() {
     let extra = "[transport.roce]\nack_every = 4\n";
-    let r = run(&line(100_001, "roce", extra));
+    let r = run(&transport_line(100_001, "roce", extra));
     assert!(r.flows.completed[0]);
     // 67 packets: ACKs after packets 4, 8, ..., 64 (16) and after the last one.
     assert_eq!(u(&r.summary, "control_frames/ack"), 17);
@@ -96,7 +76,7 @@ fn go_back_n_after_a_dropped_frame_resends_exactly_the_frames_from_it_on() {
     // 7..39 again (the receiver discarded 8.. as out of order).
     let (n, k) = (40u64, 7u64);
     let extra = format!("[transport]\ndrop = [{{ flow = 0, psn = {k} }}]\n");
-    let r = run(&line(n * 1500, "roce", &extra));
+    let r = run(&transport_line(n * 1500, "roce", &extra));
     let f = &r.flows;
     assert!(f.completed[0]);
     assert_eq!(f.delivered_bytes[0], n * 1500);
@@ -106,9 +86,9 @@ fn go_back_n_after_a_dropped_frame_resends_exactly_the_frames_from_it_on() {
     assert_eq!(f.timeouts[0], 0);
     // How many frames the sender had sent when the NACK came back: the NACK is made when
     // packet k+1 reaches b, and crosses three hops back.
-    let sent_by = |t: f64| (t / tx(MTU)).floor() as u64 + 1; // the frame started at t counts
-    let k1_arrives = tx(MTU) * (k + 2) as f64 + 2.0 * tx(MTU) + 6.75e-6;
-    let nack_back = k1_arrives + 3.0 * tx(64.0) + 6.75e-6;
+    let sent_by = |t: f64| (t / tx10(MTU)).floor() as u64 + 1; // the frame started at t counts
+    let k1_arrives = tx10(MTU) * (k + 2) as f64 + 2.0 * tx10(MTU) + 6.75e-6;
+    let nack_back = k1_arrives + 3.0 * tx10(64.0) + 6.75e-6;
     let sent = sent_by(nack_back).min(n);
     assert!(
         sent < n,
@@ -149,68 +129,23 @@ fn a_short_flow_whose_frame_is_dropped_resends_every_frame_from_it() {
     assert!(f.fct_s[0] > f.ideal_fct_s[0] + 80e-6);
 }
 
-/// 8 hosts on one switch, every link losing `loss` of its frames, roce flows at 30% load for
-/// 2 ms, run long enough for every retransmission.
-fn lossy_star(loss: f64, seed: u64) -> String {
-    let names: Vec<String> = (1..=8).map(|i| format!("h{i}")).collect();
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut s = ScenarioToml::new("lossy", 0.05)
-        .seed(seed)
-        .hosts(&names)
-        .switch("sw");
-    for h in &names {
-        s = s.link_with(h, "sw", G10, 1e-6, &format!("loss_rate = {loss:?}"));
-    }
-    s.traffic(
-        "flows",
-        &names,
-        "uniform",
-        "load = 0.3\nsize = { dist = \"exponential\", mean_bytes = 60000 }\nstop_s = 0.002\ntransport = \"roce\"",
-    )
-    .probe_interval(0.005)
-    .build()
+/// `lossy_star` over roce, 50 ms.
+fn roce_star(loss: f64, seed: u64) -> String {
+    lossy_star(loss, seed, "roce", 0.05, "")
 }
 
 #[test]
 fn under_random_loss_every_roce_flow_completes_with_every_byte_once() {
     for (loss, seed) in [(1e-4, 1), (1e-3, 2), (1e-2, 3)] {
-        let r = run(&lossy_star(loss, seed));
-        let f = &r.flows;
-        let s = &r.summary;
-        assert!(f.flow_id.len() > 50, "{loss}: {} flows", f.flow_id.len());
-        for i in 0..f.flow_id.len() {
-            assert!(f.completed[i], "{loss}: flow {i} did not complete");
-            // The receiver accepts each packet once, in order: exactly the flow's bytes.
-            assert_eq!(f.delivered_bytes[i], f.size_bytes[i], "{loss}: flow {i}");
-            assert!(f.sender_end_s[i] > f.end_s[i], "{loss}: flow {i}");
-        }
-        let dropped = u(s, "frames/dropped/total");
-        assert_eq!(dropped, u(s, "frames/dropped/link"));
-        assert_eq!(
-            u(s, "frames/generated"),
-            u(s, "frames/delivered") + dropped + u(s, "frames/in_flight")
-        );
-        assert!(at(s, "frames/conserved").as_bool().unwrap());
-        // Every frame made beyond the flows' packets is a retransmission.
-        let packets: u64 = f.size_bytes.iter().map(|b| b.div_ceil(1500)).sum();
-        let resent: u64 = u(s, "frames/generated") - packets;
-        assert!(resent >= dropped, "{loss}: {resent} resent, {dropped} lost");
-        let retx: u64 = f.retransmitted_bytes.iter().sum();
-        assert_eq!(u(s, "flows/retransmitted_bytes"), retx);
-        assert_eq!(
-            u(s, "flows/delivered_bytes"),
-            f.size_bytes.iter().sum::<u64>()
-        );
-        if loss >= 1e-3 {
-            assert!(dropped > 0 && retx > 0, "{loss}: no loss seen");
-        }
+        let r = run(&roce_star(loss, seed));
+        assert_every_flow_completes_once(&r, loss, &format!("loss {loss}"));
     }
 }
 
 #[test]
 fn random_loss_repeats_exactly_with_the_seed() {
-    let a = run(&lossy_star(1e-2, 5));
-    let b = run(&lossy_star(1e-2, 5));
+    let a = run(&roce_star(1e-2, 5));
+    let b = run(&roce_star(1e-2, 5));
     assert_eq!(a.flows.fct_s.len(), b.flows.fct_s.len());
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&a.flows.fct_s), bits(&b.flows.fct_s));
@@ -222,15 +157,15 @@ fn random_loss_repeats_exactly_with_the_seed() {
 
 #[test]
 fn bad_transport_fields_are_errors_naming_the_field() {
-    let text = line(10_000, "roce", "[transport.roce]\nack_every = 0\n");
+    let text = transport_line(10_000, "roce", "[transport.roce]\nack_every = 0\n");
     assert!(run_error_of(&text, &[])
         .to_string()
         .contains("transport.roce.ack_every"));
-    let text = line(10_000, "roce", "[transport.roce]\nrto_s = -1.0\n");
+    let text = transport_line(10_000, "roce", "[transport.roce]\nrto_s = -1.0\n");
     assert!(run_error_of(&text, &[])
         .to_string()
         .contains("transport.roce.rto_s"));
-    let text = line(
+    let text = transport_line(
         10_000,
         "roce",
         "[transport]\ndrop = [{ flow = 3, psn = 0 }]\n",
@@ -238,7 +173,7 @@ fn bad_transport_fields_are_errors_naming_the_field() {
     assert!(run_error_of(&text, &[])
         .to_string()
         .contains("transport.drop[0].flow"));
-    let text = line(
+    let text = transport_line(
         10_000,
         "roce",
         "[transport]\ndrop = [{ flow = 0, psn = 7 }]\n",
@@ -246,7 +181,7 @@ fn bad_transport_fields_are_errors_naming_the_field() {
     assert!(run_error_of(&text, &[])
         .to_string()
         .contains("transport.drop[0].psn"));
-    let text = line(
+    let text = transport_line(
         10_000,
         "none",
         "[transport]\ndrop = [{ flow = 0, psn = 0 }]\n",

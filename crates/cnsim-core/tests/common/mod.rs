@@ -318,3 +318,104 @@ pub fn assert_field_error(e: &ConfigError, path: &str, reason: &str) {
     assert!(!msg.contains('\n'), "more than one line: {msg}");
     assert!(msg.contains(reason), "'{msg}' does not say '{reason}'");
 }
+
+/// Seconds a frame of `bytes` takes at 10 Gb/s.
+pub fn tx10(bytes: f64) -> f64 {
+    tx_s(bytes, G10)
+}
+
+/// The transport tests' line, a - s1 - s2 - b: three 10 Gb/s links of 1, 2 and 3 us, switch
+/// latencies 0.5 and 0.25 us; one flow of `size` bytes from a to b at 1 ms over `transport`,
+/// with `extra` TOML appended; 20 ms long.
+pub fn transport_line(size: u64, transport: &str, extra: &str) -> String {
+    transport_line_for(0.02, size, transport, extra)
+}
+
+/// `transport_line`, `duration_s` long.
+pub fn transport_line_for(duration_s: f64, size: u64, transport: &str, extra: &str) -> String {
+    ScenarioToml::new("line", duration_s)
+        .hosts(&["a", "b"])
+        .switch_with("s1", "latency_s = 0.5e-6")
+        .switch_with("s2", "latency_s = 0.25e-6")
+        .link("a", "s1", G10, 1e-6)
+        .link("s1", "s2", G10, 2e-6)
+        .link("s2", "b", G10, 3e-6)
+        .raw(&format!(
+            "[[traffic]]\nkind = \"flow_trace\"\ntransport = \"{transport}\"\nflows = [{{ start_s = 0.001, src = \"a\", dst = \"b\", size_bytes = {size} }}]\n{extra}"
+        ))
+        .build()
+}
+
+/// 8 hosts on one switch, every link losing `loss` of its frames, flows over `transport` at
+/// 30% load for 2 ms, run for `duration_s` (long enough for every retransmission), with
+/// `extra` TOML appended.
+pub fn lossy_star(loss: f64, seed: u64, transport: &str, duration_s: f64, extra: &str) -> String {
+    let names: Vec<String> = (1..=8).map(|i| format!("h{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut s = ScenarioToml::new("lossy", duration_s)
+        .seed(seed)
+        .hosts(&names)
+        .switch("sw");
+    for h in &names {
+        s = s.link_with(h, "sw", G10, 1e-6, &format!("loss_rate = {loss:?}"));
+    }
+    s.traffic(
+        "flows",
+        &names,
+        "uniform",
+        &format!(
+            "load = 0.3\nsize = {{ dist = \"exponential\", mean_bytes = 60000 }}\nstop_s = 0.002\ntransport = \"{transport}\""
+        ),
+    )
+    .raw(extra)
+    .probe_interval(duration_s / 10.0)
+    .build()
+}
+
+/// What a lossy run sent again, once `assert_every_flow_completes_once` has checked it.
+pub struct Resent {
+    /// Frames lost (all on links).
+    pub dropped: u64,
+    /// Frames made beyond the flows' packets: retransmissions.
+    pub frames: u64,
+    /// Bytes the transports sent again, over all flows.
+    pub bytes: u64,
+}
+
+/// A run of full-frame (1500 B) transported flows under link loss (`lossy_star`): more than 50
+/// flows, every one complete with exactly its bytes delivered (the receiver hands each packet
+/// over once, in order) and its last ACK after its last byte, every loss on a link, frames
+/// conserved, at least one frame resent per frame lost, the retransmitted bytes summed as the
+/// summary says, and with `loss` >= 1e-3 some loss seen and resent.
+pub fn assert_every_flow_completes_once(r: &Report, loss: f64, what: &str) -> Resent {
+    let (f, s) = (&r.flows, &r.summary);
+    assert!(f.flow_id.len() > 50, "{what}: {} flows", f.flow_id.len());
+    for i in 0..f.flow_id.len() {
+        assert!(f.completed[i], "{what}: flow {i} did not complete");
+        assert_eq!(f.delivered_bytes[i], f.size_bytes[i], "{what}: flow {i}");
+        assert!(f.sender_end_s[i] > f.end_s[i], "{what}: flow {i}");
+    }
+    let dropped = u(s, "frames/dropped/total");
+    assert_eq!(dropped, u(s, "frames/dropped/link"), "{what}");
+    assert_eq!(
+        u(s, "frames/generated"),
+        u(s, "frames/delivered") + dropped + u(s, "frames/in_flight"),
+        "{what}"
+    );
+    assert!(at(s, "frames/conserved").as_bool().unwrap(), "{what}");
+    let packets: u64 = f.size_bytes.iter().map(|b| b.div_ceil(1500)).sum();
+    let frames = u(s, "frames/generated") - packets;
+    assert!(frames >= dropped, "{what}: {frames} resent, {dropped} lost");
+    let bytes: u64 = f.retransmitted_bytes.iter().sum();
+    assert_eq!(u(s, "flows/retransmitted_bytes"), bytes, "{what}");
+    let sizes: u64 = f.size_bytes.iter().sum();
+    assert_eq!(u(s, "flows/delivered_bytes"), sizes, "{what}");
+    if loss >= 1e-3 {
+        assert!(dropped > 0 && bytes > 0, "{what}: no loss seen");
+    }
+    Resent {
+        dropped,
+        frames,
+        bytes,
+    }
+}
