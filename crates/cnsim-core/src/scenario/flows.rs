@@ -214,9 +214,22 @@ pub(crate) fn check_cdf(points: &[[f64; 2]]) -> Result<(), (Option<usize>, Strin
     Ok(())
 }
 
-/// `size = { cdf = ... }` or `{ cdf_file = ... }` without `dist` is an empirical CDF: the tag
-/// is added to the TOML before it is read, so the resolved scenario shows it.
-pub(super) fn default_empirical(root: &mut toml::Table) {
+/// The `dist` a size table without one means: `cdf` or `cdf_file` an empirical CDF,
+/// `bytes` a fixed size (an incast's usual size; any entry may write it).
+fn implied_dist(size: &toml::Table) -> Option<&'static str> {
+    if size.contains_key("cdf") || size.contains_key("cdf_file") {
+        Some("empirical")
+    } else if size.contains_key("bytes") {
+        Some("fixed")
+    } else {
+        None
+    }
+}
+
+/// `size = { cdf = ... }`, `{ cdf_file = ... }` or `{ bytes = ... }` without `dist`: the
+/// implied tag (`implied_dist`) is added to the TOML before it is read, so the resolved
+/// scenario shows it.
+pub(super) fn default_size_dist(root: &mut toml::Table) {
     let Some(toml::Value::Array(entries)) = root.get_mut("traffic") else {
         return;
     };
@@ -224,25 +237,28 @@ pub(super) fn default_empirical(root: &mut toml::Table) {
         let Some(toml::Value::Table(size)) = entry.get_mut("size") else {
             continue;
         };
-        if !size.contains_key("dist") && (size.contains_key("cdf") || size.contains_key("cdf_file"))
-        {
-            size.insert("dist".into(), toml::Value::String("empirical".into()));
+        if size.contains_key("dist") {
+            continue;
+        }
+        if let Some(dist) = implied_dist(size) {
+            size.insert("dist".into(), toml::Value::String(dist.into()));
         }
     }
 }
 
-/// The JSON Schema's side of `default_empirical`: the empirical variant of `SizeSpec` needs
-/// `dist`, or `cdf` or `cdf_file` without it (the derived schema required `dist`, so
-/// `size = { cdf = "websearch" }`, which runs, failed the schema).
-pub(super) fn schema_allows_dist_less_cdf(schema: &mut serde_json::Value) {
+/// The JSON Schema's side of `default_size_dist` (the derived schema requires `dist`, so
+/// `size = { cdf = "websearch" }`, which runs, failed the schema): the empirical variant of
+/// `SizeSpec` needs `dist`, or `cdf` or `cdf_file` without it; the fixed one `bytes` only.
+pub(super) fn schema_allows_dist_less_sizes(schema: &mut serde_json::Value) {
     let variants = schema
         .pointer_mut("/$defs/SizeSpec/oneOf")
         .and_then(|v| v.as_array_mut());
     for variant in variants.into_iter().flatten() {
-        if variant.pointer("/properties/dist/const") != Some(&"empirical".into()) {
+        let dist = variant.pointer("/properties/dist/const").cloned();
+        let Some(object) = variant.as_object_mut() else {
             continue;
-        }
-        if let Some(object) = variant.as_object_mut() {
+        };
+        if dist == Some("empirical".into()) {
             object.remove("required");
             object.insert(
                 "anyOf".into(),
@@ -252,6 +268,8 @@ pub(super) fn schema_allows_dist_less_cdf(schema: &mut serde_json::Value) {
                     { "required": ["cdf_file"] },
                 ]),
             );
+        } else if dist == Some("fixed".into()) {
+            object.insert("required".into(), serde_json::json!(["bytes"]));
         }
     }
 }

@@ -155,38 +155,6 @@ pub(crate) fn offered_bps_per_host(t: &TrafficSpec, mean_bytes: Option<f64>) -> 
     f64::from(fan_in) * mean * 8.0 / interval / t.hosts.len() as f64
 }
 
-/// `size = { bytes = N }` without `dist` is a fixed size (an incast's usual size; any entry
-/// may write it): the tag is added to the TOML before it is read, so the resolved scenario
-/// shows it, as `flows::default_empirical` does for `cdf`.
-pub(super) fn default_fixed_size(root: &mut toml::Table) {
-    let Some(toml::Value::Array(entries)) = root.get_mut("traffic") else {
-        return;
-    };
-    for entry in entries {
-        let Some(toml::Value::Table(size)) = entry.get_mut("size") else {
-            continue;
-        };
-        if !size.contains_key("dist") && size.contains_key("bytes") {
-            size.insert("dist".into(), toml::Value::String("fixed".into()));
-        }
-    }
-}
-
-/// The JSON Schema's side of `default_fixed_size`: the fixed variant of `SizeSpec` needs
-/// `bytes` only.
-pub(super) fn schema_allows_dist_less_bytes(schema: &mut serde_json::Value) {
-    let variants = schema
-        .pointer_mut("/$defs/SizeSpec/oneOf")
-        .and_then(|v| v.as_array_mut());
-    for variant in variants.into_iter().flatten() {
-        if variant.pointer("/properties/dist/const") == Some(&"fixed".into()) {
-            if let Some(object) = variant.as_object_mut() {
-                object.insert("required".into(), serde_json::json!(["bytes"]));
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

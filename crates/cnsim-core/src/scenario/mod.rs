@@ -416,8 +416,7 @@ impl Scenario {
     pub fn json_schema() -> serde_json::Value {
         let mut schema = schemars::schema_for!(Scenario).to_value();
         units::allow_unit_strings(&mut schema);
-        flows::schema_allows_dist_less_cdf(&mut schema);
-        incast::schema_allows_dist_less_bytes(&mut schema);
+        flows::schema_allows_dist_less_sizes(&mut schema);
         schema
     }
 
@@ -452,8 +451,7 @@ impl Scenario {
         }
         units::resolve_units(&mut value)?;
         topology::default_multipath(&mut value);
-        flows::default_empirical(&mut value);
-        incast::default_fixed_size(&mut value);
+        flows::default_size_dist(&mut value);
         CongestionSpec::prepare(&mut value)?;
         let mut scenario: Scenario = deserialize_with_path(value)?;
         scenario.expand_topology()?;

@@ -293,21 +293,9 @@ impl SackReceiver {
             }
         } else if psn > self.expected {
             let new = self.held.insert(psn);
-            RxOutcome {
-                accepted: new,
-                complete: false,
-                reply: Some(Reply::nack(self.expected, psn)),
-                released_from: self.expected,
-                released: 0,
-            }
+            RxOutcome::releasing_nothing(new, self.expected, Some(Reply::nack(self.expected, psn)))
         } else {
-            RxOutcome {
-                accepted: false,
-                complete: false,
-                reply: Some(Reply::ack(self.expected, psn)),
-                released_from: self.expected,
-                released: 0,
-            }
+            RxOutcome::releasing_nothing(false, self.expected, Some(Reply::ack(self.expected, psn)))
         }
     }
 }

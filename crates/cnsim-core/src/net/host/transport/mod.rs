@@ -189,6 +189,20 @@ pub(crate) struct RxOutcome {
     pub(crate) released: u32,
 }
 
+impl RxOutcome {
+    /// A packet that releases nothing to the application (held out of order, discarded, or
+    /// a duplicate): the application still waits at `expected`.
+    pub(crate) fn releasing_nothing(accepted: bool, expected: u32, reply: Option<Reply>) -> Self {
+        RxOutcome {
+            accepted,
+            complete: false,
+            reply,
+            released_from: expected,
+            released: 0,
+        }
+    }
+}
+
 impl SenderQp {
     fn for_flow(
         transport: Transport,
@@ -622,16 +636,13 @@ impl Host {
             // transport timer runs while responses are expected) until the next packet goes.
             qp.deadline = SimTime::MAX;
         }
-        if qp.tx.is_complete() {
-            if !ctx.flows.flows[id as usize].writing {
-                tp.sending.remove(&id);
-                ctx.flows.flows[id as usize].sender_end = Some(now);
-                self.close_queue_pair(id, frame.src);
-                return;
-            }
-            // A long flow whose every written packet is acknowledged: the timer is off (RFC
-            // 6298 5.2) until its application writes again (`app.rs`).
-            qp.deadline = SimTime::MAX;
+        // Complete, unless a long flow's application writes more (`app.rs`): its timer is
+        // off meanwhile, as nothing is outstanding.
+        if qp.tx.is_complete() && !ctx.flows.flows[id as usize].writing {
+            tp.sending.remove(&id);
+            ctx.flows.flows[id as usize].sender_end = Some(now);
+            self.close_queue_pair(id, frame.src);
+            return;
         }
         let may_send = qp.may_send();
         if may_send && !qp.in_voq {

@@ -131,21 +131,10 @@ impl InOrder {
         } else if psn > self.expected {
             let first_of_gap = !self.nacked;
             self.nacked = true;
-            RxOutcome {
-                accepted: false,
-                complete: false,
-                reply: first_of_gap.then(|| Reply::nack(self.expected, psn)),
-                released_from: self.expected,
-                released: 0,
-            }
+            let nack = first_of_gap.then(|| Reply::nack(self.expected, psn));
+            RxOutcome::releasing_nothing(false, self.expected, nack)
         } else {
-            RxOutcome {
-                accepted: false,
-                complete: false,
-                reply: Some(Reply::ack(self.expected, psn)),
-                released_from: self.expected,
-                released: 0,
-            }
+            RxOutcome::releasing_nothing(false, self.expected, Some(Reply::ack(self.expected, psn)))
         }
     }
 }
