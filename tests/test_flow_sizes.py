@@ -116,6 +116,9 @@ def test_runs_and_sweep_points_share_buckets(tmp_path: Path) -> None:
     fig = sweep_slowdown_by_size_figure(study, buckets=5)
     assert all(len(ax.get_lines()) == 3 for ax in fig.get_axes())
     fig.savefig(tmp_path / "sweep.png")
+    # A sweep that kept its flows draws the by-size figure among its default figures.
+    assert "fct_slowdown_by_size.png" in [p.name for p in study.plot(tmp_path / "full")]
     lean = cnsim.sweep(spec, out=tmp_path / "lean", jobs=1, keep="summary", progress=False)
     with pytest.raises(cnsim.SweepError, match="keep='full'"):
         lean.fct_slowdown_by_size()
+    assert "fct_slowdown_by_size.png" not in [p.name for p in lean.plot(tmp_path / "lean_plots")]

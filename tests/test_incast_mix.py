@@ -155,6 +155,15 @@ def test_a_reduced_schemes_incast_mix_sweep(tmp_path: Path) -> None:
     assert hpcc_line.get_ydata()[0] == pytest.approx(b0["hpcc"])
     figures = sorted(p.name for p in make_sweep_plots(study, tmp_path / "plots"))
     assert figures == ["slowdown_p50_by_size.png", "slowdown_p99_by_size.png"]
+    # Without [[sweep.plots]], the buckets are drawn as the by-size figure (p50, p95, p99), not
+    # as a figure per bucket and percentile.
+    from cnsim.sweeps.result import SweepResult
+
+    bare = SweepResult(replace(study.spec, plots=()), study.runs, study.out_dir)
+    drawn = [p.name for p in make_sweep_plots(bare, tmp_path / "bare")]
+    assert drawn[:3] == [f"slowdown_p{p}_by_size.png" for p in (50, 95, 99)]
+    assert not any("slowdown_by_size" in name for name in drawn[3:])
+    assert "fct_slowdown_by_size.png" not in drawn
 
 
 def test_the_incast_is_in_the_trace(tmp_path: Path) -> None:

@@ -163,7 +163,11 @@ def sweep_slowdown_by_size_figure(
 ) -> Figure:
     """A sweep's points (their replications' flows pooled), one line per point, on the same
     buckets (`SweepResult.fct_slowdown_by_size`; the runs' flows are kept with keep="full")."""
-    table = sweep.fct_slowdown_by_size(edges, buckets)
+    return sweep_slowdown_table_figure(sweep, sweep.fct_slowdown_by_size(edges, buckets))
+
+
+def sweep_slowdown_table_figure(sweep: SweepResult, table: pd.DataFrame) -> Figure:
+    """The figure of a `SweepResult.fct_slowdown_by_size` table, one line per point."""
     tables = {
         str(label): group.drop(columns="label").reset_index(drop=True)
         for label, group in table.groupby("label", sort=False)

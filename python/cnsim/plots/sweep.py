@@ -9,6 +9,7 @@ line per combination of the others. Values are scaled to the unit their name car
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,10 @@ ERROR_TEXT = {"ci95": "error bars: 95% confidence interval", "std": "error bars:
 # Lines (one per combination of the other swept values) a legend may cover inside the axes.
 MAX_LINES_INSIDE = 4
 LEGEND_ROWS = 12  # rows of a legend beside the axes before it takes another column
+# The summary's per-bucket slowdowns (`[report] slowdown_size_edges_bytes`): drawn by bucket.
+BUCKET_PREFIX = "flows.slowdown_by_size."
+BUCKET_METRIC = re.compile(re.escape(BUCKET_PREFIX) + r"b\d+\.")
+SLOWDOWN_PERCENTILES = ("p50", "p95", "p99")
 
 
 def make_sweep_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
@@ -59,6 +64,8 @@ def make_sweep_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> l
         path = out_dir / f"{file_stem(spec.name or default_name(spec))}.png"
         if plot_sweep(result, spec, path, dpi=dpi) is not None:
             paths.append(path)
+    if not result.spec.plots and not any(s.x == SIZE_BUCKET for s in specs):
+        paths += flows_slowdown_plot(result, out_dir, dpi=dpi)
     if result.spec.fluid is not None:
         from cnsim.sweeps.fluid import fluid_plots
 
@@ -67,18 +74,57 @@ def make_sweep_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> l
 
 
 def default_plots(result: SweepResult) -> list[PlotSpec]:
-    """Mean of each numeric metric against the first swept parameter (none if nothing swept)."""
+    """Mean of each numeric metric against the first swept parameter (none if nothing swept);
+    the summary's slowdown-by-size buckets (`flows.slowdown_by_size.bK.pNN`) instead as the
+    slowdown-by-size figure, one per percentile, one line per point (`size_bucket_defaults`)."""
     if not result.parameters:
         return []
-    metrics = list(dict.fromkeys(result.aggregate()["metric"]))
+    found = list(dict.fromkeys(result.aggregate()["metric"]))
+    metrics = [m for m in found if not BUCKET_METRIC.match(m)]
     leaves = [leaf(m) for m in metrics]
     x = result.parameters[0]
     # Two metrics with the same last key (VS's and H11's throughput_bps) would write one file:
     # those are named by their whole path.
-    return [
+    return size_bucket_defaults(found) + [
         PlotSpec(x=x, y=m, name=None if leaves.count(leaf(m)) == 1 else f"mean_{m}_vs_{leaf(x)}")
         for m in metrics
     ]
+
+
+def size_bucket_defaults(metrics: list[str]) -> list[PlotSpec]:
+    """`x = "size_bucket"` figures for the p50, p95 and p99 the runs' summaries hold per flow-size
+    bucket (with `[report] slowdown_size_edges_bytes`): the figure data-center papers show, one
+    line per point, instead of a figure per bucket and percentile."""
+    held = {m.rsplit(".", 1)[-1] for m in metrics if BUCKET_METRIC.match(m)}
+    return [
+        PlotSpec(
+            x=SIZE_BUCKET,
+            y=f"{BUCKET_PREFIX}*.{p}",
+            name=f"slowdown_{p}_by_size",
+            yscale="log",
+            title=f"FCT slowdown by flow size, {p}",
+            ylabel=f"FCT slowdown, {p}",
+        )
+        for p in SLOWDOWN_PERCENTILES
+        if p in held
+    ]
+
+
+def flows_slowdown_plot(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
+    """The slowdown-by-size figure from the runs' kept flows (keep="full"), one line per point,
+    when the summaries have no buckets to draw; nothing when any finished run kept no flows."""
+    from cnsim.plots.flows import sweep_slowdown_table_figure
+    from cnsim.sweeps.store import Store
+
+    keys = list(result.ok["key"])
+    store = Store(result.out_dir)
+    if not keys or not all(store.flows_path(k).is_file() for k in keys):
+        return []
+    table = result.fct_slowdown_by_size()
+    if table.empty or not (table["flows"] > 0).any():
+        return []
+    fig = sweep_slowdown_table_figure(result, table)
+    return [_stamped_png(fig, result, out_dir / "fct_slowdown_by_size.png", dpi)]
 
 
 def default_name(spec: PlotSpec) -> str:
