@@ -8,6 +8,7 @@ pub(crate) mod cdf;
 mod estimate;
 pub(crate) mod flows;
 pub(crate) mod incast;
+pub(crate) mod locality;
 mod overrides;
 pub(crate) mod pfc;
 pub(crate) mod report;
@@ -326,6 +327,10 @@ pub(crate) struct TrafficSpec {
     /// fixed partner, a random derangement of the entry's hosts). Not for `flow_trace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) dst: Option<DstSpec>,
+    /// With `dst = "uniform"` (flows, bernoulli): the fractions that stay in the sender's rack
+    /// and in its pod (`scenario/locality.rs`); the rest leaves the pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) locality: Option<locality::LocalitySpec>,
     /// Offered load as a fraction of the host's line rate (bernoulli, flows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1))]

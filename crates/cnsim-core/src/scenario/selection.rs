@@ -192,6 +192,9 @@ pub(super) fn expand_selections(
         if let Some(h) = hosts {
             t.hosts = HostSet::Names(h);
         }
+        if let (Some(l), Some(layout)) = (t.locality.as_mut(), layout) {
+            l.fill_from(layout);
+        }
         if let Some(d) = dst {
             t.dst = Some(DstSpec::Many(d));
         }

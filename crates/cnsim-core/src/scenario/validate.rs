@@ -176,6 +176,7 @@ impl Scenario {
         path: &str,
         host_names: &HashSet<&str>,
     ) -> Result<(), ConfigError> {
+        super::locality::check_entry(t, path, self.hosts.len() as u32)?;
         if t.kind == TrafficKind::Incast {
             return self.validate_incast(t, path, host_names);
         }

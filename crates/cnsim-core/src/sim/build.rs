@@ -332,7 +332,9 @@ fn build_sources(
         for host_name in &t.hosts {
             let host = index[host_name.as_str()];
             let dst = match t.dst.as_ref().expect("validated") {
-                DstSpec::One(d) if d == "uniform" => Destinations::AllOthers { me: host, n_hosts },
+                DstSpec::One(d) if d == "uniform" => {
+                    Destinations::uniform(host, n_hosts, t.locality.as_ref())
+                }
                 DstSpec::One(d) => Destinations::UniformOver(
                     vec![index[d.as_str()]]
                         .into_iter()
@@ -481,7 +483,7 @@ fn check_destinations(
     let (first, count) = match &dst {
         Destinations::Fixed(d) => (Some(*d), 1),
         Destinations::UniformOver(list) => (list.first().copied(), list.len()),
-        Destinations::AllOthers { me, n_hosts } => {
+        Destinations::AllOthers { me, n_hosts } | Destinations::Local { me, n_hosts, .. } => {
             let first = (*me != 0).then_some(0).or((*n_hosts > 1).then_some(1));
             (first, *n_hosts as usize - 1)
         }
@@ -497,10 +499,12 @@ fn check_destinations(
         Destinations::UniformOver(list) => {
             list.iter().copied().find(|&d| !reachable(nodes, host, d))
         }
-        Destinations::AllOthers { me, n_hosts } if !reach.all_from(nodes, *me) => {
+        Destinations::AllOthers { me, n_hosts } | Destinations::Local { me, n_hosts, .. }
+            if !reach.all_from(nodes, *me) =>
+        {
             (0..*n_hosts).find(|&d| d != *me && !reachable(nodes, host, d))
         }
-        Destinations::AllOthers { .. } => None,
+        Destinations::AllOthers { .. } | Destinations::Local { .. } => None,
     };
     if let Some(d) = unreachable {
         return Err(ConfigError::field(

@@ -353,7 +353,7 @@ fn destinations(
         }
         DstSpec::One(d) if d == "uniform" => senders
             .iter()
-            .map(|&me| Destinations::AllOthers { me, n_hosts })
+            .map(|&me| Destinations::uniform(me, n_hosts, t.locality.as_ref()))
             .collect(),
         DstSpec::One(d) => senders
             .iter()

@@ -14,6 +14,7 @@ use rand_distr::{Distribution, Geometric};
 
 use crate::ids::HostId;
 use crate::rng::SimRng;
+use crate::scenario::locality::{Locality, LocalitySpec};
 use crate::time::{serialization_time, SimTime};
 
 #[derive(Clone, Debug)]
@@ -27,9 +28,28 @@ pub(crate) enum Destinations {
         me: HostId,
         n_hosts: u32,
     },
+    /// `locality`: another host of `me`'s rack, of its pod outside the rack, or outside the
+    /// pod, with the entry's fractions (`scenario/locality.rs`); uniform within the part.
+    Local {
+        me: HostId,
+        n_hosts: u32,
+        locality: Locality,
+    },
 }
 
 impl Destinations {
+    /// `dst = "uniform"`: all other hosts, or placed by the entry's (validated) `locality`.
+    pub(crate) fn uniform(me: HostId, n_hosts: u32, locality: Option<&LocalitySpec>) -> Self {
+        match locality {
+            None => Destinations::AllOthers { me, n_hosts },
+            Some(l) => Destinations::Local {
+                me,
+                n_hosts,
+                locality: l.checked("locality", n_hosts).expect("validated"),
+            },
+        }
+    }
+
     /// A destination, uniform over the candidates (no draw for a fixed one).
     pub(crate) fn pick(&self, rng: &mut SimRng) -> HostId {
         match self {
@@ -39,7 +59,37 @@ impl Destinations {
                 let r = rng.random_range(0..(*n_hosts - 1) as usize) as u32;
                 r + (r >= *me) as u32
             }
+            Destinations::Local {
+                me,
+                n_hosts,
+                locality,
+            } => pick_local(*me, *n_hosts, locality, rng),
         }
+    }
+}
+
+/// One draw for the part (rack, pod, beyond), one for the host in it: a uniform index over the
+/// part's hosts less the enclosing smaller part (me; my rack; my pod), mapped around the gap.
+fn pick_local(me: HostId, n_hosts: u32, l: &Locality, rng: &mut SimRng) -> HostId {
+    let u: f64 = rng.random();
+    let (lo, size, gap_lo, gap_size) = if u < l.rack_fraction {
+        (me / l.rack_hosts * l.rack_hosts, l.rack_hosts, me, 1)
+    } else if u < l.rack_fraction + l.pod_fraction {
+        let rack = me / l.rack_hosts * l.rack_hosts;
+        (
+            me / l.pod_hosts * l.pod_hosts,
+            l.pod_hosts,
+            rack,
+            l.rack_hosts,
+        )
+    } else {
+        (0, n_hosts, me / l.pod_hosts * l.pod_hosts, l.pod_hosts)
+    };
+    let r = lo + rng.random_range(0..(size - gap_size) as usize) as u32;
+    if r >= gap_lo {
+        r + gap_size
+    } else {
+        r
     }
 }
 
@@ -132,6 +182,48 @@ impl Source {
 mod tests {
     use super::*;
     use crate::rng::{stream, StreamKind};
+
+    #[test]
+    fn local_destinations_follow_the_fractions_and_cover_each_part() {
+        // 32 hosts: racks of 4, pods of 16 (4 racks); host 5 is in rack 4-7 of pod 0-15.
+        let locality = Locality {
+            rack_fraction: 0.25,
+            pod_fraction: 0.5,
+            rack_hosts: 4,
+            pod_hosts: 16,
+        };
+        let dst = Destinations::Local {
+            me: 5,
+            n_hosts: 32,
+            locality,
+        };
+        let mut rng = stream(3, StreamKind::Traffic, 0);
+        let n = 100_000;
+        let mut hits = [0u32; 32];
+        for _ in 0..n {
+            hits[dst.pick(&mut rng) as usize] += 1;
+        }
+        assert_eq!(hits[5], 0, "never the sender");
+        let share = |r: std::ops::Range<usize>| hits[r].iter().sum::<u32>() as f64 / n as f64;
+        // Binomial standard deviation at n = 1e5 is at most 0.0016: 0.01 is six of them.
+        assert!((share(4..8) - 0.25).abs() < 0.01, "rack {}", share(4..8));
+        assert!((share(0..4) + share(8..16) - 0.5).abs() < 0.01, "pod");
+        assert!((share(16..32) - 0.25).abs() < 0.01, "beyond the pod");
+        // Uniform within each part: every rack mate 1/3 of 25%, pod hosts 1/12 of 50%, remote
+        // hosts 1/16 of 25% (each within 15% of its expected count).
+        let expect = |h: usize| match h {
+            4..=7 => 0.25 / 3.0,
+            0..=15 => 0.5 / 12.0,
+            _ => 0.25 / 16.0,
+        };
+        for (h, &k) in hits.iter().enumerate().filter(|(h, _)| *h != 5) {
+            let want = expect(h) * n as f64;
+            assert!(
+                (k as f64 - want).abs() < 0.15 * want,
+                "host {h}: {k} vs {want}"
+            );
+        }
+    }
 
     #[test]
     fn bernoulli_mean_rate_matches_load() {
