@@ -168,7 +168,8 @@ def test_the_packet_sawtooth_is_the_ack_clocked_fluid_models_within_25_percent(
     beside: dctcp.Beside,
 ) -> None:
     """The issue's Done-when: amplitude and period within 25% of the fluid model, with the
-    queue law of window-limited senders (eq. (3'), docs/dctcp.md: 4-13% and 4-22% here)."""
+    queue law of window-limited senders (eq. (3'), docs/dctcp.md: the packet amplitude 4-12%
+    and period 4-23% below the model's here)."""
     assert beside.packet.cycles >= 20
     assert beside.fluid_window.saw.cycles >= 20
     window = beside.fluid_window.saw
@@ -187,7 +188,7 @@ def test_the_link_stays_full_in_all(beside: dctcp.Beside) -> None:
 def test_the_papers_queue_law_lengthens_the_cycle(beside: dctcp.Beside) -> None:
     """With eq. (3) the queue lags the windows by a round trip, stays above K longer, the marks
     keep coming and the windows fall further: a cycle 1.9-2.1 times the packet queue's, and a
-    swing 21-25% larger (docs/dctcp.md). Pinned so that a change to either side shows."""
+    swing 27-34% larger (docs/dctcp.md). Pinned so that a change to either side shows."""
     assert beside.fluid.saw.period_s > 1.5 * beside.packet.period_s
     assert beside.fluid.saw.period_s > 1.5 * beside.fluid_window.saw.period_s
     assert beside.fluid.saw.amplitude_packets > beside.fluid_window.saw.amplitude_packets
@@ -215,21 +216,40 @@ def test_the_packet_queue_is_the_windows_beyond_the_pipe(
     two_flows: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
     """Window-limited senders are ACK-clocked: with the queue busy the two windows are the
-    pipe C d plus the queue, q(t) = W1 + W2 - C d a forward trip later (25 us propagation and
-    a frame time), within about a packet; eq. (3)'s queue is that of a round trip earlier."""
+    pipe C d plus the queue, q(t) = W1 + W2 - C d a forward trip later (26 us, and the few
+    us the cut takes to drain), within a packet once the offset is taken out (+1.0: a flow
+    sends while in flight < cwnd, so it has cwnd rounded up in flight, half a packet more on
+    average). Eq. (3)'s queue follows N W - C d a round trip later, not a forward trip."""
     _, q, w = two_flows
     bdp = TEN_G.bdp_packets
-    lag = 27  # probes of 1 us: the sender - switch link
+    lag = 30  # probes of 1 us
     err = q[lag:] - (w.sum(axis=1)[:-lag] - bdp)
-    assert np.sqrt(np.mean(err**2)) < 1.5
-    assert abs(np.mean(err)) < 1.5
+    assert np.std(err) < 1.0  # 0.86
+    assert 0.5 < np.mean(err) < 1.5  # 0.99
     m = TEN_G
     fluid = dctcp.simulate(2, m, duration_s=0.03, sample_s=1e-6).window(0.01)
     fq = fluid.queue_bytes / m.packet_bytes
     pipe = 2 * fluid.window_packets - bdp
-    rms = {k: float(np.sqrt(np.mean((fq[k:] - pipe[: len(pipe) - k]) ** 2))) for k in (27, 118)}
-    assert rms[27] > 2.0  # 2.2 packets: not within a forward trip
-    assert rms[118] < rms[27]  # 1.1 packets: a round trip (R* = 118 us) behind
+    std = {k: float(np.std(fq[k:] - pipe[: len(pipe) - k])) for k in (lag, 118)}
+    assert std[lag] > 2.0  # 2.2 packets: not within a forward trip
+    assert std[118] < 0.6 * std[lag]  # 1.1 packets: a round trip (R* = 118 us) behind
+
+
+def test_each_packet_flow_cuts_once_per_cycle_by_the_sawtooths_alpha(
+    two_flows: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    """One cut per queue cycle, W (1 - alpha / 2) with alpha = sqrt(2 / W*) = 0.20 (the
+    section 3.3 sawtooth's): the ACK of the last packet in flight at a cut does not cut again
+    (with that second cut every cycle had two, by alpha 0.12 and 0.16, docs/dctcp.md)."""
+    t, q, w = two_flows
+    saw = dctcp.sawtooth(t, q)
+    for flow in range(2):
+        drops = np.flatnonzero(np.diff(w[:, flow]) < -0.3)
+        span_s = t[drops[-1]] - t[drops[0]]
+        assert (len(drops) - 1) / (span_s / saw.period_s) == pytest.approx(1.0, abs=0.1)
+        alpha = 2 * (1 - w[drops + 1, flow] / w[drops, flow])
+        expected = dctcp.sawtooth_analysis(2, TEN_G)["alpha"]
+        assert np.mean(alpha) == pytest.approx(expected, rel=0.1)
 
 
 # ---------------------------------------------------------------- beside a run (--fluid)
@@ -250,8 +270,15 @@ def test_result_fluid_puts_the_limit_cycle_beside_dctcp_incast() -> None:
     rows = {row["quantity"]: row for row in fluid.comparison(run)}
     queue = rows["queue mean"]
     assert math.isnan(queue["fixed_point"])  # no fixed point
-    assert queue["fluid"] == pytest.approx(queue["packet"], rel=0.1)  # 31.7 KB against 30.6
-    assert rows["queue std"]["fluid"] == pytest.approx(rows["queue std"]["packet"], rel=0.25)
+    assert queue["fluid"] == pytest.approx(queue["packet"], rel=0.1)  # 31.7 KB against 33.1
+    # The paper's eq. (3) swings wider than the packet queue (8.2 KB against 5.4 KB: its queue
+    # lags the windows by a round trip, docs/dctcp.md); eq. (3') (ACK-clocked) within 25%.
+    std = rows["queue std"]
+    assert std["fluid"] > 1.25 * std["packet"]
+    model, n = dctcp.model_from_scenario(tomllib.loads(cnsim.resolve("dctcp-incast")))
+    clocked = dctcp.simulate(n, replace(model, queue_law="window"), duration_s=0.002)
+    assert np.std(clocked.window(0.001).queue_bytes) == pytest.approx(std["packet"], rel=0.25)
+    assert rows["bottleneck throughput"]["fluid"] == pytest.approx(100e9, rel=1e-3)
     assert show.text_rows(fluid, run)[0][3] == "none: a limit cycle"
     fig, drawn = show.figure(run, "switch_queue", fluid)
     assert drawn
