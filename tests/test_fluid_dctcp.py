@@ -33,6 +33,22 @@ def test_the_equations_at_one_state_worked_by_hand() -> None:
     assert dctcp.derivatives(10.0, 0.2, 0.0, 0.0, 2, TEN_G)[2] == 0.0
 
 
+def test_the_ack_clocked_queue_law_worked_by_hand() -> None:
+    # Eq. (3'): q = N W - C d. At W = 50, q = 13 (R = 118.1024 us, marks arriving, alpha 0.2)
+    # dW/dt = -4 packets per round trip, so dq/dt = 2 x -4 / R (eq. (3): +13 390 packets/s).
+    clocked = replace(TEN_G, queue_law="window")
+    rtt = 118.1024e-6
+    d_w, _, d_q = dctcp.derivatives(50.0, 0.2, 13.0, 1.0, 2, clocked)
+    assert d_w == pytest.approx(-4 / rtt)
+    assert d_q == pytest.approx(2 * d_w)
+    # Windows short of the pipe C d = 85.42 packets: no queue, and none building.
+    assert dctcp.derivatives(40.0, 0.2, 0.0, 0.0, 2, clocked)[2] == 0.0
+    traj = dctcp.simulate(2, clocked, duration_s=0.01)
+    pipe = 2 * traj.window_packets - clocked.bdp_packets
+    assert np.allclose(traj.queue_bytes / 1500, np.maximum(pipe, 0.0))
+    assert np.ptp(traj.queue_bytes) > 5 * 1500  # a sawtooth, not a fixed queue
+
+
 def test_the_feedback_delay_is_the_round_trip_at_k() -> None:
     assert TEN_G.r_star_s == pytest.approx(118.1024e-6)  # d + K / C
     assert replace(TEN_G, mark_on="dequeue").r_star_s == pytest.approx(102.5024e-6)
@@ -112,6 +128,8 @@ def test_bad_parameters_get_errors_naming_the_field() -> None:
         dctcp.DctcpModel(g=0)
     with pytest.raises(ValueError, match="mark_on"):
         dctcp.DctcpModel(mark_on="sometimes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="queue_law"):
+        dctcp.DctcpModel(queue_law="fast")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="n_flows"):
         dctcp.simulate(0, TEN_G, duration_s=1e-3)
     with pytest.raises(ValueError, match=r"congestion\.scheme"):
@@ -146,29 +164,92 @@ def beside(request: pytest.FixtureRequest) -> dctcp.Beside:
     return row
 
 
-def test_the_packet_amplitude_is_the_fluid_limit_cycles_within_25_percent(
+def test_the_packet_sawtooth_is_the_ack_clocked_fluid_models_within_25_percent(
     beside: dctcp.Beside,
 ) -> None:
+    """The issue's Done-when: amplitude and period within 25% of the fluid model, with the
+    queue law of window-limited senders (eq. (3'), docs/dctcp.md: the packet amplitude 4-12%
+    and period 4-23% below the model's here)."""
     assert beside.packet.cycles >= 20
-    assert beside.fluid.saw.cycles >= 20
-    ratio = beside.packet.amplitude_packets / beside.fluid.saw.amplitude_packets
-    assert abs(ratio - 1) < 0.25, ratio
+    assert beside.fluid_window.saw.cycles >= 20
+    window = beside.fluid_window.saw
+    amplitude = beside.packet.amplitude_packets / window.amplitude_packets
+    period = beside.packet.period_s / window.period_s
+    assert abs(amplitude - 1) < 0.25, amplitude
+    assert abs(period - 1) < 0.25, period
 
 
-def test_the_link_stays_full_in_both(beside: dctcp.Beside) -> None:
+def test_the_link_stays_full_in_all(beside: dctcp.Beside) -> None:
     assert beside.packet_utilisation > 0.95
     assert beside.fluid.utilisation > 0.95
+    assert beside.fluid_window.utilisation > 0.95
 
 
-def test_the_packet_period_lies_between_the_sawtooths_and_the_fluid_models(
-    beside: dctcp.Beside,
+def test_the_papers_queue_law_lengthens_the_cycle(beside: dctcp.Beside) -> None:
+    """With eq. (3) the queue lags the windows by a round trip, stays above K longer, the marks
+    keep coming and the windows fall further: a cycle 1.9-2.1 times the packet queue's, and a
+    swing 27-34% larger (docs/dctcp.md). Pinned so that a change to either side shows."""
+    assert beside.fluid.saw.period_s > 1.5 * beside.packet.period_s
+    assert beside.fluid.saw.period_s > 1.5 * beside.fluid_window.saw.period_s
+    assert beside.fluid.saw.amplitude_packets > beside.fluid_window.saw.amplitude_packets
+
+
+# ------------------------------------------- the cause, measured on the packet run (N = 2)
+
+
+@pytest.fixture(scope="module")
+def two_flows() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """long_flows.rs's N = 2 run, 20 ms, every 1 us: time, queue (packets), windows
+    (packets, one column per flow), from 10 ms."""
+    scenario = dctcp.long_flows_scenario(2).replace("duration_s = 0.04", "duration_s = 0.02")
+    run = cnsim.run(scenario, set={"report.probe_interval_s": 1e-6})
+    queue = run.series("queue_bytes", ["sw->recv"])
+    windows = run.series("cc_window_bytes")
+    t = queue.index.to_numpy(dtype=float)
+    assert np.array_equal(t, windows.index.to_numpy(dtype=float))
+    keep = t >= 0.01
+    q = queue.to_numpy(dtype=float)[keep, 0] / 1500
+    return t[keep], q, windows.to_numpy(dtype=float)[keep] / 1500
+
+
+def test_the_packet_queue_is_the_windows_beyond_the_pipe(
+    two_flows: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
-    """Not within 25% of the fluid limit cycle (docs/dctcp.md: 37-47% shorter): the fluid
-    model spreads DCTCP's once-per-window cut over the round trips the marks keep coming,
-    which the packet sender ignores after its one cut; the SIGCOMM 2010 sawtooth, which has
-    no feedback delay, is shorter still. This pins the order the docs state."""
-    analysis_s = beside.analysis["period_s"]
-    assert analysis_s < beside.packet.period_s < beside.fluid.saw.period_s
+    """Window-limited senders are ACK-clocked: with the queue busy the two windows are the
+    pipe C d plus the queue, q(t) = W1 + W2 - C d a forward trip later (26 us, and the few
+    us the cut takes to drain), within a packet once the offset is taken out (+1.0: a flow
+    sends while in flight < cwnd, so it has cwnd rounded up in flight, half a packet more on
+    average). Eq. (3)'s queue follows N W - C d a round trip later, not a forward trip."""
+    _, q, w = two_flows
+    bdp = TEN_G.bdp_packets
+    lag = 30  # probes of 1 us
+    err = q[lag:] - (w.sum(axis=1)[:-lag] - bdp)
+    assert np.std(err) < 1.0  # 0.86
+    assert 0.5 < np.mean(err) < 1.5  # 0.99
+    m = TEN_G
+    fluid = dctcp.simulate(2, m, duration_s=0.03, sample_s=1e-6).window(0.01)
+    fq = fluid.queue_bytes / m.packet_bytes
+    pipe = 2 * fluid.window_packets - bdp
+    std = {k: float(np.std(fq[k:] - pipe[: len(pipe) - k])) for k in (lag, 118)}
+    assert std[lag] > 2.0  # 2.2 packets: not within a forward trip
+    assert std[118] < 0.6 * std[lag]  # 1.1 packets: a round trip (R* = 118 us) behind
+
+
+def test_each_packet_flow_cuts_once_per_cycle_by_the_sawtooths_alpha(
+    two_flows: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    """One cut per queue cycle, W (1 - alpha / 2) with alpha = sqrt(2 / W*) = 0.20 (the
+    section 3.3 sawtooth's): the ACK of the last packet in flight at a cut does not cut again
+    (with that second cut every cycle had two, by alpha 0.12 and 0.16, docs/dctcp.md)."""
+    t, q, w = two_flows
+    saw = dctcp.sawtooth(t, q)
+    for flow in range(2):
+        drops = np.flatnonzero(np.diff(w[:, flow]) < -0.3)
+        span_s = t[drops[-1]] - t[drops[0]]
+        assert (len(drops) - 1) / (span_s / saw.period_s) == pytest.approx(1.0, abs=0.1)
+        alpha = 2 * (1 - w[drops + 1, flow] / w[drops, flow])
+        expected = dctcp.sawtooth_analysis(2, TEN_G)["alpha"]
+        assert np.mean(alpha) == pytest.approx(expected, rel=0.1)
 
 
 # ---------------------------------------------------------------- beside a run (--fluid)
@@ -189,8 +270,14 @@ def test_result_fluid_puts_the_limit_cycle_beside_dctcp_incast() -> None:
     rows = {row["quantity"]: row for row in fluid.comparison(run)}
     queue = rows["queue mean"]
     assert math.isnan(queue["fixed_point"])  # no fixed point
-    assert queue["fluid"] == pytest.approx(queue["packet"], rel=0.1)  # 31.7 KB against 30.6
-    assert rows["queue std"]["fluid"] == pytest.approx(rows["queue std"]["packet"], rel=0.25)
+    assert queue["fluid"] == pytest.approx(queue["packet"], rel=0.1)  # 31.7 KB against 33.1
+    # The paper's eq. (3) swings wider than the packet queue (8.2 KB against 5.4 KB: its queue
+    # lags the windows by a round trip, docs/dctcp.md); eq. (3') (ACK-clocked) within 25%.
+    std = rows["queue std"]
+    assert std["fluid"] > 1.25 * std["packet"]
+    model, n = dctcp.model_from_scenario(tomllib.loads(cnsim.resolve("dctcp-incast")))
+    clocked = dctcp.simulate(n, replace(model, queue_law="window"), duration_s=0.002)
+    assert np.std(clocked.window(0.001).queue_bytes) == pytest.approx(std["packet"], rel=0.25)
     assert rows["bottleneck throughput"]["fluid"] == pytest.approx(100e9, rel=1e-3)
     assert show.text_rows(fluid, run)[0][3] == "none: a limit cycle"
     fig, drawn = show.figure(run, "switch_queue", fluid)

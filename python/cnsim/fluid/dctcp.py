@@ -16,6 +16,18 @@ rate that takes W alpha / 2 off per round trip (DCTCP's cut, once per window); (
 DCTCP's moving average of the marked fraction, one update of weight g per round trip; (3): the N
 windows' rates W / R fill the queue, which C drains. d is the round trip without queueing.
 
+Eq. (3) makes the queue a first-order lag of the windows: dq/dt = (N W - C d - q) / R, so q
+approaches N W - C d with the time constant R, a round trip. Window-limited senders are
+ACK-clocked instead: each ACK releases one packet plus the window's growth, and while the queue
+holds packets the ACKs return at C, so the N windows are exactly the pipe C d plus the queue
+(the relation the SIGCOMM 2010 paper's section 3.3 writes as Q(t) = N W(t) - C x RTT):
+
+    (3') q(t) = max(0, N W(t) - C d)         (dq/dt = N dW/dt while q > 0)
+
+A cut stops the sender until its packets in flight fall to the new window, so the queue falls by
+the cut within N dW / C, not over a round trip. `queue_law = "window"` integrates (1), (2), (3')
+(and (4)); the default, `"rate"`, is the paper's (3). The marks' loop delay is R* in both.
+
 **Source.** The paper's text past its abstract was not reachable when this was written (the
 abstract: "We develop a fluid model of DCTCP ... the DCTCP fluid model exhibits limit cycle
 behavior ... we undertake a direct analysis of the limit cycles"). The equations above are the
@@ -28,11 +40,12 @@ here (their text was not at hand); the limit cycle is measured on the integrated
 beside it `sawtooth_analysis` gives the SIGCOMM 2010 section 3.3 closed forms, the sawtooth the
 2011 paper starts from (no feedback delay: the window grows for D round trips, then one cut).
 
-**Against the packet runs** (`beside_packets`, docs/dctcp.md "Fluid model"): the amplitude
-within 6% (N = 2 and 10 at 10 Gb/s, dctcp-incast), the link full in both; the period not: the
-model's is 1.6-1.9 times the packet queue's, because (1) keeps cutting for as long as marks
-arrive, where the packet sender cuts once per window of data at once and ignores the marks still
-on their way, and the packet flows' cuts are not in step.
+**Against the packet runs** (`beside_packets`, docs/dctcp.md "Fluid model"): the packet queue
+follows its windows a forward trip later (q = N W - C d within about a packet), as (3') says;
+with (3) the model's queue lags them by a round trip, stays above K longer, collects more marks
+and cuts further, and its cycle is much longer than the packet queue's. With (3') the amplitude
+and the period are within 25% of the packet runs' (docs/dctcp.md's table); what remains is that
+(1) spreads the cut over the round trip the marks arrive, where the packet sender cuts at once.
 
 **Measurement** (`sawtooth`): as `crates/cnsim-core/src/cc/dctcp/tests/long_flows.rs` measures
 the packet runs: a cycle starts where the queue rises through its mean by more than a packet;
@@ -47,7 +60,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -57,6 +70,9 @@ from cnsim.fluid.bottleneck import incast_path
 from cnsim.fluid.timecourse import TimeCourse
 
 MarkOn = Literal["enqueue", "dequeue"]
+# How the queue follows the windows: "rate", the paper's eq. (3); "window", ACK-clocked senders
+# (eq. (3'), module doc).
+QueueLaw = Literal["rate", "window"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +88,8 @@ class DctcpModel:
     mark_on: MarkOn = "enqueue"
     # R* when given; None: d + K/C at enqueue (the paper's), d at dequeue (`r_star_s`).
     feedback_delay_override_s: float | None = None
+    # "rate": eq. (3), the paper's; "window": eq. (3'), the queue of ACK-clocked windows.
+    queue_law: QueueLaw = "rate"
 
     def __post_init__(self) -> None:
         for name in ("capacity_bps", "base_rtt_s", "packet_bytes"):
@@ -83,6 +101,8 @@ class DctcpModel:
             raise ValueError(f"g: must be in (0, 1] (got {self.g})")
         if self.mark_on not in ("enqueue", "dequeue"):
             raise ValueError(f"mark_on: {self.mark_on!r} is neither 'enqueue' nor 'dequeue'")
+        if self.queue_law not in ("rate", "window"):
+            raise ValueError(f"queue_law: {self.queue_law!r} is neither 'rate' nor 'window'")
         override = self.feedback_delay_override_s
         if override is not None and not override >= 0:
             raise ValueError(f"feedback_delay_override_s: must be >= 0 (got {override})")
@@ -129,11 +149,15 @@ def derivatives(
     window: float, alpha: float, queue: float, p_delayed: float, n_flows: int, m: DctcpModel
 ) -> tuple[float, float, float]:
     """dW/dt, dalpha/dt, dq/dt of eqs. (1)-(3) (packets, per second), with the queue's
-    boundary: at q = 0 it does not fall."""
+    boundary: at q = 0 it does not fall. With `queue_law = "window"`, dq/dt is eq. (3')'s
+    N dW/dt (the queue holds what the N windows put beyond the pipe C d)."""
     rtt = m.base_rtt_s + queue / m.capacity_pps
     d_window = 1.0 / rtt - window * alpha / (2.0 * rtt) * p_delayed
     d_alpha = m.g / rtt * (p_delayed - alpha)
-    d_queue = n_flows * window / rtt - m.capacity_pps
+    if m.queue_law == "window":
+        d_queue = n_flows * d_window if n_flows * window >= m.bdp_packets else 0.0
+    else:
+        d_queue = n_flows * window / rtt - m.capacity_pps
     if queue <= 0.0 and d_queue < 0.0:
         d_queue = 0.0
     return d_window, d_alpha, d_queue
@@ -204,7 +228,10 @@ def simulate(
         d_w, d_alpha, d_q = derivatives(w, alpha, q, p_d, n_flows, m)
         w += step * d_w
         alpha += step * d_alpha
-        q = max(q + step * d_q, 0.0)
+        if m.queue_law == "window":  # eq. (3'), exactly rather than by its derivative
+            q = max(n_flows * w - m.bdp_packets, 0.0)
+        else:
+            q = max(q + step * d_q, 0.0)
     pkt_bits = 8.0 * m.packet_bytes
     return Trajectory(
         time_s=np.array(out["t"]),
@@ -412,13 +439,15 @@ class Beside:
     packet_time_s: npt.NDArray[np.float64]
     packet_queue_packets: npt.NDArray[np.float64]
     fluid: LimitCycle
+    fluid_window: LimitCycle  # the same model with eq. (3') (`queue_law = "window"`)
     analysis: dict[str, float]
 
 
 def beside_packets(case: str) -> Beside:
     """Runs `PACKET_CASES[case]` (the native module), measures its queue's sawtooth and the
     receiver's throughput from the case's start on, and the fluid model read from the same
-    resolved scenario (its limit cycle over 100-400 R*, sampled at the run's probe interval)."""
+    resolved scenario (its limit cycle over 100-400 R*, sampled at the run's probe interval),
+    with the paper's eq. (3) and with eq. (3')."""
     import tomllib
 
     import cnsim
@@ -442,38 +471,49 @@ def beside_packets(case: str) -> Beside:
         packet_time_s=t[keep],
         packet_queue_packets=q,
         fluid=limit_cycle(n, model, sample_s=probe_s),
+        fluid_window=limit_cycle(n, replace(model, queue_law="window"), sample_s=probe_s),
         analysis=sawtooth_analysis(n, model),
     )
 
 
 TABLE_HEAD = (
-    "case,packet_amplitude_pkts,fluid_amplitude_pkts,sawtooth_amplitude_pkts,"
-    "packet_period_us,fluid_period_us,sawtooth_period_us,packet_mean_pkts,fluid_mean_pkts,"
-    "fluid_max_pkts,fluid_min_pkts,packet_utilisation,fluid_utilisation,fluid_alpha_mean"
+    "case,packet_amplitude_pkts,fluid_amplitude_pkts,window_fluid_amplitude_pkts,"
+    "sawtooth_amplitude_pkts,packet_period_us,fluid_period_us,window_fluid_period_us,"
+    "sawtooth_period_us,packet_mean_pkts,fluid_mean_pkts,window_fluid_mean_pkts,"
+    "fluid_max_pkts,fluid_min_pkts,packet_utilisation,fluid_utilisation,"
+    "window_fluid_utilisation,fluid_alpha_mean,window_fluid_alpha_mean"
 )
 
 
 def table_row(b: Beside) -> str:
-    """One line of `TABLE_HEAD`'s CSV."""
+    """One line of `TABLE_HEAD`'s CSV ("fluid": eq. (3), "window_fluid": eq. (3'))."""
+    fluid, window = b.fluid, b.fluid_window
     values = (
         b.packet.amplitude_packets,
-        b.fluid.saw.amplitude_packets,
+        fluid.saw.amplitude_packets,
+        window.saw.amplitude_packets,
         b.analysis["amplitude_packets"],
         b.packet.period_s * 1e6,
-        b.fluid.saw.period_s * 1e6,
+        fluid.saw.period_s * 1e6,
+        window.saw.period_s * 1e6,
         b.analysis["period_s"] * 1e6,
         b.packet.mean_packets,
-        b.fluid.saw.mean_packets,
-        b.fluid.q_max_packets,
-        b.fluid.q_min_packets,
+        fluid.saw.mean_packets,
+        window.saw.mean_packets,
+        fluid.q_max_packets,
+        fluid.q_min_packets,
     )
-    use = f"{b.packet_utilisation:.4f},{b.fluid.utilisation:.4f},{b.fluid.alpha_mean:.3f}"
+    use = (
+        f"{b.packet_utilisation:.4f},{fluid.utilisation:.4f},{window.utilisation:.4f},"
+        f"{fluid.alpha_mean:.3f},{window.alpha_mean:.3f}"
+    )
     return f"{b.case}," + ",".join(f"{v:.1f}" for v in values) + "," + use
 
 
 def draw(b: Beside, path: str, span_s: float | None = None) -> None:
-    """The packet queue and the fluid limit cycle over the same span (default: three fluid
-    periods), each from a rising crossing of its mean, K and the SIGCOMM 2010 extremes."""
+    """The packet queue and the two fluid limit cycles (eq. (3), eq. (3')) over the same span
+    (default: three periods of eq. (3)'s), each from a rising crossing of its mean, K and the
+    SIGCOMM 2010 extremes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -482,15 +522,22 @@ def draw(b: Beside, path: str, span_s: float | None = None) -> None:
     m = b.model
     span = span_s if span_s is not None else 3 * b.fluid.saw.period_s
     start = 100 * m.r_star_s
-    traj = simulate(b.n_flows, m, duration_s=start + 2 * span).window(start)
-    fq = traj.queue_bytes / m.packet_bytes
-    f0 = _first_rise(fq, b.fluid.saw.mean_packets)
-    p0 = _first_rise(b.packet_queue_packets, b.packet.mean_packets)
     fig, ax = plt.subplots(figsize=(10, 3.6))
+    p0 = _first_rise(b.packet_queue_packets, b.packet.mean_packets)
     pt = b.packet_time_s[p0:] - b.packet_time_s[p0]
     ax.plot(pt[pt <= span] * 1e6, b.packet_queue_packets[p0:][pt <= span], lw=1, label="packet")
-    ft = traj.time_s[f0:] - traj.time_s[f0]
-    ax.plot(ft[ft <= span] * 1e6, fq[f0:][ft <= span], "k--", lw=1.3, label="fluid model")
+    laws: tuple[tuple[QueueLaw, LimitCycle, str], ...] = (
+        ("rate", b.fluid, "k--"),
+        ("window", b.fluid_window, "g-."),
+    )
+    for law, cycle, style in laws:
+        traj = simulate(b.n_flows, replace(m, queue_law=law), duration_s=start + 2 * span)
+        traj = traj.window(start)
+        fq = traj.queue_bytes / m.packet_bytes
+        f0 = _first_rise(fq, cycle.saw.mean_packets)
+        ft = traj.time_s[f0:] - traj.time_s[f0]
+        label = "fluid model, eq. (3)" if law == "rate" else "fluid model, eq. (3') (ACK clock)"
+        ax.plot(ft[ft <= span] * 1e6, fq[f0:][ft <= span], style, lw=1.3, label=label)
     ax.axhline(m.k_packets, color="0.5", ls=":", lw=1, label="K")
     for level in (b.analysis["q_max_packets"], b.analysis["q_min_packets"]):
         ax.axhline(level, color="tab:red", ls=":", lw=1)

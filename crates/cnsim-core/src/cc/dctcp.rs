@@ -16,7 +16,7 @@
 //!   observation window began), alpha = (1 - g) alpha + g F with F the marked fraction of the
 //!   window's acked bytes, and a new window starts at SND.NXT. On an ECE, cwnd = cwnd (1 -
 //!   alpha/2), ssthresh = cwnd, at most once per window of data (RFC 3168 section 6.1.2: no
-//!   second reduction until the data in flight at the first is acknowledged). Otherwise slow
+//!   second reduction until an ACK covers data sent after the first). Otherwise slow
 //!   start (cwnd += min(acked, MSS)) below ssthresh, congestion avoidance (cwnd += MSS acked /
 //!   cwnd) above (RFC 5681 section 3.1).
 //! - Loss (RFC 5681 section 3.1 and 3.2, RFC 8257 section 3.5: a loss is handled as standard
@@ -178,8 +178,8 @@ pub(crate) struct DctcpSender {
     /// DCTCP.BytesAcked and DCTCP.BytesMarked of the current observation window.
     window_acked: u64,
     window_marked: u64,
-    /// SND.NXT at the last reduction: no other until SND.UNA reaches it.
-    reduced_until: u64,
+    /// SND.NXT at the last reduction (none yet: `None`): no other until SND.UNA passes it.
+    reduced_until: Option<u64>,
 }
 
 impl DctcpSender {
@@ -197,7 +197,7 @@ impl DctcpSender {
             window_end: 0,
             window_acked: 0,
             window_marked: 0,
-            reduced_until: 0,
+            reduced_until: None,
         }
     }
 
@@ -223,15 +223,19 @@ impl DctcpSender {
         self.window_marked = 0;
     }
 
-    /// May the window be reduced now (once per window of data)?
+    /// May the window be reduced now (once per window of data)? Only once an ACK covers data
+    /// sent after the last reduction: SND.UNA strictly past the SND.NXT of that reduction (the
+    /// ACK of the window's last packet still belongs to it). As ns-2's TCP (`seqno > recover_`)
+    /// and Linux (CWR held until "something *above* high_seq is ACKed"); the same boundary as
+    /// alpha's window (RFC 8257 section 3.3: SND.UNA > WindowEnd).
     fn may_reduce(&self) -> bool {
-        self.acked_total >= self.reduced_until
+        self.reduced_until.is_none_or(|end| self.acked_total > end)
     }
 
     fn reduce_to(&mut self, cwnd_bytes: f64) {
         self.cwnd_bytes = cwnd_bytes.max(self.min_cwnd_bytes);
         self.ssthresh_bytes = self.cwnd_bytes;
-        self.reduced_until = self.snd_nxt().max(self.acked_total + 1);
+        self.reduced_until = Some(self.snd_nxt());
     }
 
     pub(crate) fn on_ack(&mut self, ack: &AckEvent) {

@@ -63,16 +63,23 @@ fn an_echo_cuts_the_window_by_alpha_over_two_once_per_window() {
     for _ in 0..7 {
         s.on_ack(&ack(1000, 8000, false));
     }
+    // SND.UNA = 10000 B: the ACK of the last packet in flight at the cut. Its echo is about
+    // that window (the packet left before the cut): no cut (ns-2's `seqno > recover_`,
+    // Linux's CWR held until something above high_seq is acknowledged), and alpha's window
+    // (WindowEnd = 10000 B) is still open.
     let before = s.cwnd_bytes;
-    // SND.UNA = 10000 B: the window in flight at the cut is acknowledged, and this echo cuts
-    // again. Alpha's window (WindowEnd = 10000 B) ends only when SND.UNA passes it, at the next
-    // ACK: the cut is by the same alpha.
     s.on_ack(&ack(1000, 8000, true));
     close(s.alpha, 0.296875);
-    close(s.cwnd_bytes, before * (1.0 - 0.296875 / 2.0));
-    // The next ACK closes alpha's window: 10 ACKs of 1000 B from 2000 to 11000 B, 2 marked.
-    s.on_ack(&ack(1000, 8000, false));
-    close(s.alpha, (15.0 / 16.0) * 0.296875 + (1.0 / 16.0) * 0.2);
+    close(s.cwnd_bytes, before + 1000.0 * 1000.0 / before);
+    // SND.UNA = 11000 B: the first ACK of data sent after the cut. Alpha's window closes first
+    // (10 ACKs of 1000 B from 2000 to 11000 B, 3 marked: F = 0.3), then the echo cuts again
+    // by the new alpha.
+    let before = s.cwnd_bytes;
+    s.on_ack(&ack(1000, 8000, true));
+    let alpha = (15.0 / 16.0) * 0.296875 + (1.0 / 16.0) * 0.3;
+    close(s.alpha, alpha);
+    close(s.cwnd_bytes, before * (1.0 - alpha / 2.0));
+    close(s.ssthresh_bytes, s.cwnd_bytes);
 }
 
 #[test]

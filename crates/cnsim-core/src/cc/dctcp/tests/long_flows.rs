@@ -3,9 +3,10 @@
 //! against the analysis of the paper's section 3.3 (the SIGMETRICS 2011 paper's sawtooth):
 //! W* = (C x RTT + K) / N, alpha = sqrt(2 / W*), D = (W* + 1) alpha / 2,
 //! amplitude A = N D, period T_C = D round trips, Q_max = K + N (packets). The amplitude is
-//! checked within 25%; the period is printed (`--nocapture`) and not checked: it comes out
-//! 30% (N = 2) and 65% (N = 10) longer than D round trips, and 37-44% shorter than the fluid
-//! model's limit cycle (`cnsim.fluid.dctcp`; docs/dctcp.md says why).
+//! checked within 25%; the period is printed (`--nocapture`) and checked against the fluid
+//! model instead (`tests/test_fluid_dctcp.py`, with the ACK-clocked queue law): D round trips
+//! for N = 2 (-3%, the two flows in step, one cut each per cycle), 43% longer for N = 10, whose
+//! flows are not in step (docs/dctcp.md).
 
 const RATE_BPS: f64 = 10e9;
 const MSS: f64 = 1500.0;
