@@ -10,7 +10,8 @@
 //! - [`prepare_in`]: resolve and build in one step (the network built once), giving a
 //!   [`Simulation`];
 //! - [`Simulation::new`] and [`Simulation::run`] (with a progress callback that may stop the
-//!   run), giving a [`FinishedRun`], and [`Report::new`] on it;
+//!   run), giving a [`FinishedRun`], and [`Report::new`] on it; [`Simulation::run_streaming`]
+//!   hands the flow records and probe rows over in batches ([`Drained`]) as the run goes;
 //! - [`Report`]: the summary as JSON ([`Summary`] is its typed form and schema), the probe
 //!   [`TimeSeries`] and the [`FlowRecords`] as columns, the resolved scenario's TOML;
 //! - [`write_flow_trace`]: a workload's flows as a trace file;
@@ -42,7 +43,7 @@ pub use error::ConfigError;
 pub use flows::FlowRecords;
 pub use report::{Report, Summary};
 pub use scenario::{Estimate, Scenario, METRICS};
-pub use sim::{FinishedRun, Simulation};
+pub use sim::{Drained, FinishedRun, Simulation};
 pub use stats::TimeSeries;
 
 /// The bounds that validation enforces on a scenario's numbers.
