@@ -100,12 +100,33 @@ pub fn prepare_in(
     Simulation::new(parse_in(text, overrides, seed, base_dir)?)
 }
 
+/// As [`prepare_in`] for a run that will stream its outputs ([`Simulation::run_streaming`]):
+/// the memory estimate of `[limits]` then counts no flow record and one batch of probe rows.
+pub fn prepare_streamed_in(
+    text: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Simulation, ConfigError> {
+    Simulation::new(parse_for(text, overrides, seed, base_dir, true)?)
+}
+
 /// Parses and validates, with the seed as an override; no network built.
 fn parse_in(
     text: &str,
     overrides: &[(String, String)],
     seed: Option<u64>,
     base_dir: Option<&std::path::Path>,
+) -> Result<Scenario, ConfigError> {
+    parse_for(text, overrides, seed, base_dir, false)
+}
+
+fn parse_for(
+    text: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    base_dir: Option<&std::path::Path>,
+    streamed: bool,
 ) -> Result<Scenario, ConfigError> {
     let mut all = overrides.to_vec();
     if let Some(s) = seed {
@@ -118,7 +139,7 @@ fn parse_in(
         }
         all.push(("seed".into(), s.to_string()));
     }
-    Scenario::from_toml_in(text, &all, base_dir)
+    Scenario::from_toml_for(text, &all, base_dir, streamed)
 }
 
 /// The flows a scenario's workload starts, as the trace CSV `cnsim trace` writes: running the

@@ -84,8 +84,12 @@ fn run<'py>(
     // Parsing and building a large network takes seconds: without the GIL, so other threads
     // (the progress bar's clock) go on. The network is built once (`prepare_in`).
     let base_dir = base_dir.as_deref();
+    let streamed = sink.is_some();
     let sim = py
-        .allow_threads(|| cnsim_core::prepare_in(scenario_toml, &overrides, seed, base_dir))
+        .allow_threads(|| match streamed {
+            true => cnsim_core::prepare_streamed_in(scenario_toml, &overrides, seed, base_dir),
+            false => cnsim_core::prepare_in(scenario_toml, &overrides, seed, base_dir),
+        })
         .map_err(scenario_error)?;
     if let Some(s) = &sink {
         s.call_method1(py, "hosts", (sim.host_names(),))?;

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::flows::PERMUTATION;
 use super::flows::{bounded_pareto_mean, empirical_mean};
+use super::report::{ProbeScope, PROBE_TIERS_ABOVE_SAMPLES};
 use super::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec};
 
 const UNIFORM: &str = "uniform";
@@ -38,6 +39,13 @@ const BUSY_VOQS_PER_HOST: f64 = 64.0;
 /// core and in Python (measured on a million 1000-byte flows: 165 B through the API, 173 B
 /// through the CLI).
 const BYTES_PER_FLOW: f64 = 175.0;
+/// Per flow of a streamed run (`cnsim run`): its row and run-time state in the core and the
+/// summary's digest of it; the output record is written in batches, not held (measured on
+/// the same million flows, docs/robustness.md).
+const BYTES_PER_FLOW_STREAMED: f64 = 150.0;
+/// Rows a per-tier probe records at most: every metric for a handful of tiers and of pairs
+/// of tiers.
+const TIER_SAMPLES_PER_PROBE: f64 = 400.0;
 /// Events per flow besides its frames': its start and its completion.
 const EVENTS_PER_FLOW: f64 = 2.0;
 
@@ -162,22 +170,61 @@ impl Scenario {
                 .sum()
         };
         let limiters = pairs.min(n_hosts * n_hosts);
-        // Samples per probe: 6 per host, 2 per switch, 5 per port (with CP feedback), 3 per
-        // rate limiter.
-        let per_probe =
-            6.0 * n_hosts + 2.0 * self.switches.len() as f64 + 10.0 * n_links + 3.0 * limiters;
+        let per_probe = if self.probes_tiers() {
+            TIER_SAMPLES_PER_PROBE
+        } else {
+            self.element_samples_per_probe()
+        };
         let probe_samples = probes * per_probe;
+        // A streamed run holds one batch of samples (those of one probe, at most a few
+        // between two hand-overs) and no flow record.
+        let (per_flow, held_samples) = if self.report.streamed {
+            (BYTES_PER_FLOW_STREAMED, per_probe.min(probe_samples))
+        } else {
+            (BYTES_PER_FLOW, probe_samples)
+        };
         let memory_bytes = PROCESS_BYTES
             + BYTES_PER_HOST * n_hosts
             + BYTES_PER_LINK * n_links
             + (busy_voqs + limiters) * BYTES_PER_VOQ
             + self.switches.len() as f64 * n_hosts * 2.0
-            + workload_flows * BYTES_PER_FLOW
-            + probe_samples * BYTES_PER_SAMPLE;
+            + workload_flows * per_flow
+            + held_samples * BYTES_PER_SAMPLE;
         Estimate {
             events: frames_events + workload_flows * EVENTS_PER_FLOW + probes,
             probe_samples,
             memory_bytes,
+        }
+    }
+
+    /// Probe samples per probe with every element's series: 6 per host, 2 per switch, 5 per
+    /// port (with CP feedback), 3 per rate limiter.
+    fn element_samples_per_probe(&self) -> f64 {
+        let n_hosts = self.hosts.len() as f64;
+        let limiters = if self.congestion.scheme.is_none() {
+            0.0
+        } else {
+            (self.traffic.iter())
+                .map(|t| t.hosts.len() as f64 * destinations(t, n_hosts))
+                .sum::<f64>()
+                .min(n_hosts * n_hosts)
+        };
+        6.0 * n_hosts
+            + 2.0 * self.switches.len() as f64
+            + 10.0 * self.links.len() as f64
+            + 3.0 * limiters
+    }
+
+    /// The probes record per-tier sums (`[report] probe`; `auto`: when every element's series
+    /// would pass `PROBE_TIERS_ABOVE_SAMPLES` rows).
+    pub(crate) fn probes_tiers(&self) -> bool {
+        match self.report.probe {
+            ProbeScope::Elements => false,
+            ProbeScope::Tiers => true,
+            ProbeScope::Auto => {
+                let probes = (self.duration_s / self.report.probe_interval_s).floor();
+                probes * self.element_samples_per_probe() > PROBE_TIERS_ABOVE_SAMPLES
+            }
         }
     }
 

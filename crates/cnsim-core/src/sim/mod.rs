@@ -119,7 +119,11 @@ impl Simulation {
             sources: built.sources,
             rate_changes: built.rate_changes,
             workload: built.workload,
-            recorder: Recorder::new(),
+            recorder: if scenario.probes_tiers() {
+                Recorder::summing()
+            } else {
+                Recorder::new()
+            },
             end,
             probe_interval,
             probe_state: probe::ProbeState::default(),
@@ -155,7 +159,8 @@ impl Simulation {
             q.schedule(SimTime::from_secs_f64(a), EventKind::WindowMark(0));
             q.schedule(SimTime::from_secs_f64(b), EventKind::WindowMark(1));
         }
-        self.probe_state = probe::ProbeState::new(&self.net.nodes, &mut self.recorder);
+        let tiers = self.scenario.probes_tiers();
+        self.probe_state = probe::ProbeState::new(&self.net.nodes, &mut self.recorder, tiers);
         self.net.q.schedule(self.probe_interval, EventKind::Probe);
     }
 

@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use crate::scenario::METRICS;
 
 #[derive(Clone, Debug, Default)]
@@ -22,6 +24,15 @@ pub(crate) struct Recorder {
     now_s: f64,
     /// Entities already handed over by `take_new` (a streamed run).
     entities_taken: usize,
+    /// Summing (`[report] probe = "tiers"`): the sample's sums per (metric, entity), in the
+    /// order first recorded, written as rows by `end_sample`.
+    sums: Option<Sums>,
+}
+
+#[derive(Default)]
+struct Sums {
+    rows: Vec<(u32, u32, f64)>,
+    at: FxHashMap<(u32, u32), usize>,
 }
 
 impl Recorder {
@@ -46,8 +57,36 @@ impl Recorder {
         id
     }
 
+    /// A recorder whose samples hold, per (metric, entity), the sum of the values recorded:
+    /// the elements of a tier share its entity.
+    pub(crate) fn summing() -> Recorder {
+        Recorder {
+            sums: Some(Sums::default()),
+            ..Recorder::new()
+        }
+    }
+
     pub(crate) fn begin_sample(&mut self, time_s: f64) {
         self.now_s = time_s;
+    }
+
+    /// The end of a sample: a summing recorder writes its sums.
+    pub(crate) fn end_sample(&mut self) {
+        let Some(sums) = self.sums.as_mut() else {
+            return;
+        };
+        sums.at.clear();
+        for (metric, entity, value) in std::mem::take(&mut sums.rows) {
+            self.series.time_s.push(self.now_s);
+            self.series.metric.push(metric);
+            self.series.entity.push(entity);
+            self.series.value.push(value);
+        }
+    }
+
+    /// The name of an interned entity.
+    pub(crate) fn name(&self, entity: u32) -> &str {
+        &self.series.entities[entity as usize]
     }
 
     /// The rows recorded since the last call, with the entities named since (their ids
@@ -72,6 +111,15 @@ impl Recorder {
             .iter()
             .position(|&x| x == metric)
             .unwrap_or_else(|| panic!("unknown metric {metric}")) as u32;
+        if let Some(sums) = self.sums.as_mut() {
+            let next = sums.rows.len();
+            let at = *sums.at.entry((m, entity)).or_insert(next);
+            if at == next {
+                sums.rows.push((m, entity, 0.0));
+            }
+            sums.rows[at].2 += value;
+            return;
+        }
         self.series.time_s.push(self.now_s);
         self.series.metric.push(m);
         self.series.entity.push(entity);
@@ -108,5 +156,28 @@ mod tests {
         assert!(empty.time_s.is_empty() && empty.entities.is_empty());
         // The full list of names stays, for interning.
         assert_eq!(rec.series.entities, vec!["a".to_string(), "b".to_string()]);
+    }
+
+    #[test]
+    fn a_summing_recorder_writes_one_row_per_metric_and_entity_per_sample() {
+        let mut rec = Recorder::summing();
+        let (t1, t2) = (rec.entity("tier1"), rec.entity("tier2"));
+        rec.begin_sample(1.0);
+        rec.record("queue_bytes", t1, 5.0);
+        rec.record("queue_bytes", t2, 1.0);
+        rec.record("queue_bytes", t1, 7.0);
+        rec.record("dropped_frames", t1, 2.0);
+        assert!(
+            rec.series.time_s.is_empty(),
+            "rows wait for the end of the sample"
+        );
+        rec.end_sample();
+        assert_eq!(rec.series.entity, vec![t1, t2, t1]);
+        assert_eq!(rec.series.value, vec![12.0, 1.0, 2.0]);
+        rec.begin_sample(2.0);
+        rec.record("queue_bytes", t2, 3.0);
+        rec.end_sample();
+        assert_eq!(rec.series.time_s, vec![1.0, 1.0, 1.0, 2.0]);
+        assert_eq!(rec.series.value[3], 3.0);
     }
 }
