@@ -200,14 +200,17 @@ impl FlowTable {
         waiting.map_or(self.started, |k| self.drained + k)
     }
 
-    /// The handed-over flows that lost frames afterwards, each once, with their final count.
-    pub(crate) fn late_drop_counts(&self) -> Vec<(FlowId, u32)> {
+    /// The handed-over flows that lost frames afterwards, each once, with their final count;
+    /// and how many of them had lost none when handed over (`with_drops` grows by these).
+    pub(crate) fn late_drop_counts(&self) -> (Vec<(FlowId, u32)>, u64) {
         let mut ids = self.late_drops.clone();
         ids.sort_unstable();
-        ids.dedup();
-        (ids.into_iter())
-            .map(|id| (id, self.flows[id as usize].frames_dropped))
-            .collect()
+        let counts: Vec<(FlowId, u32)> = (ids.chunk_by(|a, b| a == b))
+            .map(|same| (same[0], self.flows[same[0] as usize].frames_dropped))
+            .collect();
+        let late = |id: FlowId| ids.iter().filter(|&&l| l == id).count() as u32;
+        let newly = counts.iter().filter(|&&(id, n)| n == late(id)).count() as u64;
+        (counts, newly)
     }
 }
 
@@ -395,4 +398,81 @@ pub(crate) struct SizeBucket {
     pub p50: Option<f64>,
     pub p95: Option<f64>,
     pub p99: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Transport;
+
+    /// Flows of 2,500 bytes (frames of 1,000: three frames, the last of 500).
+    fn table(transport: Transport, n: usize) -> FlowTable {
+        let rows = (0..n).map(|i| FlowRow {
+            start_s: i as f64 * 1e-6,
+            src: 0,
+            dst: 1,
+            size_bytes: 2_500,
+            priority: 0,
+            frame_bytes: 1_000,
+            transport,
+            writes: None,
+        });
+        let mut t = FlowTable::new(rows.collect());
+        t.started = n;
+        t
+    }
+
+    fn send_all(t: &mut FlowTable, id: u32) {
+        while !t.take_frame_bytes(id).1 {}
+    }
+
+    #[test]
+    fn open_loop_flows_are_final_once_every_frame_is_delivered_or_dropped() {
+        let mut t = table(Transport::None, 3);
+        let now = SimTime::ZERO;
+        // Flow 0 completes; flow 1 loses its middle frame; flow 2 is still sending.
+        send_all(&mut t, 0);
+        for b in [1_000, 1_000, 500] {
+            t.on_delivered(0, b, now);
+        }
+        send_all(&mut t, 1);
+        t.on_delivered(1, 1_000, now);
+        assert_eq!(t.final_end(), 1, "flow 1 has a frame still in flight");
+        t.on_dropped(1);
+        t.on_delivered(1, 500, now);
+        assert_eq!(t.final_end(), 2, "every frame of flow 1 accounted for");
+        t.on_delivered(2, 1_000, now);
+        assert_eq!(t.final_end(), 2);
+        t.drained = 2;
+        assert!(t.late_drops.is_empty());
+    }
+
+    #[test]
+    fn transported_flows_wait_for_the_last_ack_and_late_drops_are_listed() {
+        let mut t = table(Transport::Roce, 2);
+        let now = SimTime::from_secs_f64(1e-3);
+        for id in 0..2 {
+            send_all(&mut t, id);
+            for b in [1_000, 1_000, 500] {
+                t.on_delivered(id, b, now);
+            }
+        }
+        assert_eq!(
+            t.final_end(),
+            0,
+            "delivered, but no sender has the last ACK"
+        );
+        t.flows[1].sender_end = Some(now);
+        assert_eq!(t.final_end(), 0, "flow 1 waits for flow 0");
+        t.flows[0].sender_end = Some(now);
+        assert_eq!(t.final_end(), 2);
+        t.drained = 2;
+        // Spurious copies dropped after the records were handed over: twice of flow 1 (which
+        // had lost none before), once of flow 0 (which had lost one).
+        t.flows[0].frames_dropped = 1;
+        t.on_dropped(1);
+        t.on_dropped(0);
+        t.on_dropped(1);
+        assert_eq!(t.late_drop_counts(), (vec![(0, 2), (1, 2)], 1));
+    }
 }

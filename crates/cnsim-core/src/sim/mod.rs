@@ -263,14 +263,7 @@ impl Simulation {
     /// Flows that lost frames after their records were handed over: the digest counts those
     /// that had lost none before among `with_drops`; the list is for the writer to patch.
     fn account_late_drops(&mut self) -> Vec<(u32, u32)> {
-        let flows = &self.net.flows;
-        let counts = flows.late_drop_counts();
-        let newly = (counts.iter())
-            .filter(|&&(id, total)| {
-                let late = flows.late_drops.iter().filter(|&&l| l == id).count() as u32;
-                total == late
-            })
-            .count() as u64;
+        let (counts, newly) = self.net.flows.late_drop_counts();
         self.digest.add_late_drops(newly);
         counts
     }
