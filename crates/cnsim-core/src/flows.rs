@@ -377,12 +377,12 @@ pub(crate) struct FlowSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput_mean_bps: Option<f64>,
     /// Slowdown percentiles per flow-size bucket, keyed b0, b1, ... (only with `[report]
-    /// slowdown_size_edges_bytes`; `report/slowdown.rs`).
+    /// slowdown_size_edges_bytes`; `flow_digest/slowdown.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowdown_by_size: Option<std::collections::BTreeMap<String, SizeBucket>>,
 }
 
-/// One size bucket of `summary.flows.slowdown_by_size` (computed in `report/slowdown.rs`).
+/// One size bucket of `summary.flows.slowdown_by_size` (computed in `flow_digest/slowdown.rs`).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SizeBucket {

@@ -26,6 +26,7 @@ pub(crate) mod cc;
 pub(crate) mod engine;
 pub(crate) mod error;
 pub(crate) mod flow_control;
+pub(crate) mod flow_digest;
 pub(crate) mod flows;
 pub(crate) mod ids;
 pub(crate) mod net;

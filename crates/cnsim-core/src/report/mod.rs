@@ -11,10 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-mod flow_digest;
 mod pfc;
-pub(crate) mod slowdown;
-pub(crate) use flow_digest::FlowDigest;
 pub(crate) use pfc::PfcSummary;
 
 use crate::cc::Variant;

@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use crate::engine::EventKind;
 use crate::error::ConfigError;
+use crate::flow_digest::FlowDigest;
 use crate::flows::{FlowRecords, FlowTable};
 use crate::net::frame::Frame;
 use crate::net::Node;
-use crate::report::FlowDigest;
 use crate::scenario::Scenario;
 use crate::stats::{HostCounters, Recorder, TimeSeries};
 use crate::time::SimTime;

@@ -26,7 +26,7 @@ pub(crate) fn by_size(r: &FlowRecords, edges: &[f64]) -> Option<BTreeMap<String,
     Some(buckets.finish())
 }
 
-/// The buckets filled flow by flow (`report/flow_digest.rs`): per bucket the flows started and
+/// The buckets filled flow by flow (`flow_digest/mod.rs`): per bucket the flows started and
 /// the slowdowns of those completed (8 bytes per completed flow).
 #[derive(Clone, Debug)]
 pub(crate) struct SizeBuckets {

@@ -7,10 +7,12 @@
 //! flow (8 bytes more, for the per-bucket percentiles). Sums are taken in flow id order, as a
 //! sum over the whole table is, so a streamed run's summary is the in-memory run's, bit for bit.
 
-use crate::flows::{FlowRecords, FlowSummary};
-use crate::sim::WorkloadFacts;
+pub(crate) mod slowdown;
 
-use super::slowdown::SizeBuckets;
+use crate::flows::{FlowRecords, FlowSummary};
+use crate::traffic::flows::Workload;
+
+use slowdown::SizeBuckets;
 
 /// What `summary.flows` needs of the records seen so far.
 #[derive(Clone, Debug, Default)]
@@ -88,7 +90,7 @@ impl FlowDigest {
     }
 
     /// `summary.flows`; None when the run has no flow workload.
-    pub(crate) fn summary(mut self, w: &WorkloadFacts) -> Option<FlowSummary> {
+    pub(crate) fn summary(mut self, w: &Workload) -> Option<FlowSummary> {
         if self.started == 0 && w.requested_load.is_none() {
             return None;
         }
