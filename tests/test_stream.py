@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import cnsim
-from cnsim import api, cli
+from cnsim import api, cli, stream
 from cnsim.result import Result
 from cnsim.stream import patch_frames_dropped
 
@@ -30,8 +30,10 @@ def in_memory_and_streamed(tmp_path, name: str, overrides: dict) -> tuple[Result
     return Result.load(tmp_path / "memory"), Result.load(tmp_path / "streamed"), streamed
 
 
-def test_streamed_flows_and_series_equal_the_in_memory_files(tmp_path):
+def test_streamed_flows_and_series_equal_the_in_memory_files(tmp_path, monkeypatch):
     # 10 ms of the 128-host leaf-spine at 50% WebSearch load: ~460 flows, ~100k probe rows.
+    # Each hand-over its own row group: the files show the rows came in several batches.
+    monkeypatch.setattr(stream, "ROW_GROUP_ROWS", 1)
     memory, streamed, result = in_memory_and_streamed(
         tmp_path, "leafspine-websearch", {"duration_s": 0.01}
     )
@@ -105,13 +107,19 @@ def test_a_failing_sink_stops_the_run_and_leaves_nothing(tmp_path, monkeypatch):
 def test_cli_run_streams_into_its_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     got = CliRunner().invoke(
-        cli.app, ["run", "leafspine-websearch", "--set", "duration_s=0.004", "-q", "--no-plots"]
+        cli.app, ["run", "leafspine-websearch", "--set", "duration_s=0.01", "-q", "--no-plots"]
     )
     assert got.exit_code == 0, got.output
     folder = tmp_path / "runs" / "leafspine-websearch"
-    assert pq.ParquetFile(folder / "timeseries.parquet").num_row_groups > 1
-    memory = cnsim.run("leafspine-websearch", set={"duration_s": 0.004})
-    assert Result.load(folder).flows.equals(memory.flows)
+    # Row groups of at least ROW_GROUP_ROWS rows but the last.
+    series = pq.ParquetFile(folder / "timeseries.parquet").metadata
+    groups = [series.row_group(i).num_rows for i in range(series.num_row_groups)]
+    assert len(groups) > 1
+    assert min(groups[:-1]) >= stream.ROW_GROUP_ROWS
+    memory = cnsim.run("leafspine-websearch", set={"duration_s": 0.01})
+    loaded = Result.load(folder)
+    assert loaded.flows.equals(memory.flows)
+    assert loaded.timeseries.equals(memory.timeseries)
 
 
 def test_scenario_name_follows_a_name_override():

@@ -1,12 +1,12 @@
 """Streamed outputs: a run's flow records and probe rows written as Parquet row groups while the
 run goes, so the memory they take stays bounded (docs/outputs.md, "Streamed files").
 
-The core hands the rows over in batches (`cnsim._native.run(..., sink=StreamWriter)`: after each
-progress call, about every 2^20 events, and once at the end); each batch becomes one row group
-of `timeseries.parquet` and of `flows.parquet`. The files hold the rows, columns, types and
-order of the files an in-memory run writes (`outputs.write_run`): `Result.load` gives equal
-tables (tests/test_stream.py). Only pyarrow: a streamed run imports pandas only if asked for a
-DataFrame.
+The core hands the rows over in batches (`cnsim._native.run(..., sink=StreamWriter)`: every
+2^16 events, and once at the end); they are gathered into row groups of at least ROW_GROUP_ROWS
+rows (the last one smaller) of `timeseries.parquet` and `flows.parquet`. The files hold the
+rows, columns, types and order of the files an in-memory run writes (`outputs.write_run`):
+`Result.load` gives equal tables (tests/test_stream.py). Only pyarrow: a streamed run imports
+pandas only if asked for a DataFrame.
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 # limiter on first use), so the width an in-memory run picks from their final count is not
 # known when the first row group is written. pandas reads the codes back to the same type.
 ENTITY_CODES = np.int32
+# Rows gathered into one row group: what the writer holds at most besides the batch at hand
+# (about 6.5 MB of flow records, 1.5 MB of probe rows).
+ROW_GROUP_ROWS = 1 << 16
 
 
 class Folder:
@@ -51,8 +54,8 @@ class Folder:
 
 class StreamWriter:
     """The sink of a streamed run: `hosts(names)` once, then `batch(series, flows)` per batch;
-    `close(late_drops)` when the run has returned. Holds one batch at a time, plus the entity
-    and host names."""
+    `close(late_drops)` when the run has returned. Holds the rows of one row group in the
+    making (under ROW_GROUP_ROWS before the batch at hand), plus the entity and host names."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -61,6 +64,8 @@ class StreamWriter:
         self._entities: list[str] = []
         self._series: pq.ParquetWriter | None = None
         self._flows: pq.ParquetWriter | None = None
+        self._parts: dict[str, list[dict[str, np.ndarray]]] = {TIMESERIES_FILE: [], FLOWS_FILE: []}
+        self._held = {TIMESERIES_FILE: 0, FLOWS_FILE: 0}
         self.rows = {TIMESERIES_FILE: 0, FLOWS_FILE: 0}
         self.batches = 0
 
@@ -72,18 +77,34 @@ class StreamWriter:
         self.batches += 1
         self._metrics = list(series["metrics"])
         self._entities.extend(series["entities"])
-        if len(series["time_s"]):
-            table = self._series_table(series)
+        for name, columns in ((TIMESERIES_FILE, series), (FLOWS_FILE, flows)):
+            rows = len(columns["time_s" if name == TIMESERIES_FILE else "flow_id"])
+            if rows:
+                keys = TIMESERIES_COLUMNS if name == TIMESERIES_FILE else FLOW_COLUMNS
+                part = {k: np.asarray(columns[k]) for k in keys if k in columns}
+                self._parts[name].append(part)
+                self._held[name] += rows
+            if self._held[name] >= ROW_GROUP_ROWS:
+                self._flush(name)
+
+    def _flush(self, name: str) -> None:
+        """Write the rows held for `name` as one row group."""
+        parts = self._parts[name]
+        if not parts:
+            return
+        columns = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        self._parts[name], self._held[name] = [], 0
+        if name == TIMESERIES_FILE:
+            table = self._series_table(columns)
             if self._series is None:
-                self._series = _open(self.folder / TIMESERIES_FILE, table.schema)
+                self._series = _open(self.folder / name, table.schema)
             self._series.write_table(table)
-            self.rows[TIMESERIES_FILE] += table.num_rows
-        if len(flows["flow_id"]):
-            table = NativeFlows.from_native(flows, self._hosts).arrow()
+        else:
+            table = NativeFlows.from_native(columns, self._hosts).arrow()
             if self._flows is None:
-                self._flows = _open(self.folder / FLOWS_FILE, table.schema)
+                self._flows = _open(self.folder / name, table.schema)
             self._flows.write_table(table)
-            self.rows[FLOWS_FILE] += table.num_rows
+        self.rows[name] += table.num_rows
 
     def _series_table(self, series: Mapping[str, Any]) -> pa.Table:
         """A batch as `NativeTimeseries.arrow()` makes the whole table, entity codes int32."""
@@ -103,6 +124,8 @@ class StreamWriter:
     def close(self, late_drops: Sequence[tuple[int, int]] = ()) -> None:
         """Finish the files (a time series without rows as an in-memory run writes it), patch
         `frames_dropped` of the flows listed in `late_drops`, and sync them."""
+        self._flush(TIMESERIES_FILE)
+        self._flush(FLOWS_FILE)
         if self._series is None:
             empty: dict[str, Any] = {name: np.zeros(0, np.uint32) for name in TIMESERIES_COLUMNS}
             empty.update(metrics=self._metrics, entities=self._entities)
@@ -205,4 +228,4 @@ class StoredTable:
         return pq.read_table(self.path)
 
 
-__all__ = ["FLOW_COLUMNS", "Folder", "StoredTable", "StreamWriter", "patch_frames_dropped"]
+__all__ = ["Folder", "StoredTable", "StreamWriter", "patch_frames_dropped"]

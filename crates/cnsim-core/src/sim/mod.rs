@@ -40,6 +40,9 @@ pub(crate) fn workload_rows(
 
 /// How often (in events) the progress callback is called.
 const PROGRESS_EVERY_EVENTS: u64 = 1 << 20;
+/// How often (in events) a streamed run hands its rows over: the bound on what it holds of
+/// them (docs/outputs.md, "Streamed files"). A power of two dividing PROGRESS_EVERY_EVENTS.
+const DRAIN_EVERY_EVENTS: u64 = 1 << 16;
 
 pub struct Simulation {
     scenario: Scenario,
@@ -171,8 +174,8 @@ impl Simulation {
         self.run_inner(progress, None)
     }
 
-    /// As [`Simulation::run`], handing the flow records and probe rows over as it goes: after
-    /// each progress call, and once at the end, `sink` gets what is final since the last time
+    /// As [`Simulation::run`], handing the flow records and probe rows over as it goes: every
+    /// 2^16 events, and once at the end, `sink` gets what is final since the last time
     /// ([`Drained`]); the finished run then holds none of them (its summary is the same).
     /// `sink` returning `false` stops the run as `progress` does; the last batch still comes.
     pub fn run_streaming(
@@ -194,13 +197,21 @@ impl Simulation {
         let wall = Instant::now();
         let end = self.end;
         let mut completed = true;
+        // Every `every` events: the progress call (every PROGRESS_EVERY_EVENTS) and, streamed,
+        // a hand-over.
+        let every = match sink {
+            Some(_) => DRAIN_EVERY_EVENTS,
+            None => PROGRESS_EVERY_EVENTS,
+        };
         while let Some(ev) = self.net.q.pop_until(end) {
             if self.prefetch {
                 prefetch::ahead(&self.net.q, &self.net.nodes, &self.sources);
             }
             self.dispatch(ev);
-            if self.net.q.processed().is_multiple_of(PROGRESS_EVERY_EVENTS) {
-                let go = progress(self.net.q.now().as_secs_f64() / end.as_secs_f64())
+            let processed = self.net.q.processed();
+            if processed & (every - 1) == 0 {
+                let go = (!processed.is_multiple_of(PROGRESS_EVERY_EVENTS)
+                    || progress(self.net.q.now().as_secs_f64() / end.as_secs_f64()))
                     && sink.as_mut().is_none_or(|s| s(self.drain(false)));
                 if !go {
                     completed = false;
