@@ -92,6 +92,12 @@ def test_interrupted_streamed_run_leaves_nothing(tmp_path):
     assert not (tmp_path / "new").exists()
 
 
+def test_a_bad_scenario_leaves_no_directory(tmp_path):
+    with pytest.raises(cnsim.ScenarioError, match="duration_s"):
+        api.run_to_dir("seed004-qcn", tmp_path / "runs" / "x", set={"duration_s": -1.0})
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_failing_sink_stops_the_run_and_leaves_nothing(tmp_path, monkeypatch):
     from cnsim import stream
 

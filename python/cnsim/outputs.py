@@ -8,6 +8,7 @@ the native columns, the window table through the csv module (the same files pand
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
 import io
@@ -80,6 +81,7 @@ def staged_run_dir(out_dir: str | Path) -> Iterator[Folder]:
 
     out_dir = check_out_dir(out_dir)
     parent = out_dir.parent
+    made_parent = not parent.exists()
     _mkdir(parent)
     _drop_stale_siblings(out_dir)
     temp = parent / f".{out_dir.name}.{os.getpid()}{TEMP_SUFFIX}"
@@ -91,6 +93,9 @@ def staged_run_dir(out_dir: str | Path) -> Iterator[Folder]:
         _replace_dir(temp, out_dir)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
+        if made_parent:  # a streamed run that failed (a bad scenario) leaves no `runs/`
+            with contextlib.suppress(OSError):
+                parent.rmdir()
         raise
     folder.path = out_dir
 
