@@ -108,14 +108,14 @@ class Result:
     def from_native(
         cls,
         raw: Mapping[str, Any],
-        streamed: tuple[StoredTable, StoredTable | None] | None = None,
+        streamed: tuple[StoredTable, StoredTable | None, list[str]] | None = None,
     ) -> Result:
         """Build from the dict `cnsim._native.run` returns; `streamed`: the time series and
-        flows of a streamed run, as written (`cnsim.stream`)."""
+        flows of a streamed run, as written (`cnsim.stream`), and the host names."""
         summary = json.loads(raw["summary_json"])
         resolved = raw["resolved_toml"]
         if streamed is not None:
-            return cls(summary, resolved, streamed[0], flows=streamed[1])
+            return cls(summary, resolved, streamed[0], flows=_streamed_flows(raw, *streamed[1:]))
         timeseries = NativeTimeseries.from_native(raw["timeseries"])
         native_flows = raw.get("flows")
         flows = None
@@ -296,6 +296,17 @@ class Result:
             f"<cnsim.Result {self.name!r} seed={self.summary.get('seed')} sim_time_s={sim} "
             f"rows={len(self.timeseries)} metrics={self.metric_names}>"
         )
+
+
+def _streamed_flows(
+    raw: Mapping[str, Any], stored: StoredTable | None, hosts: list[str]
+) -> StoredTable | NativeFlows | None:
+    """A streamed run's flows: its file, or when no flow started the native columns, empty,
+    as an in-memory run has them (no pandas needed for an empty table)."""
+    native = raw.get("flows")
+    if stored is None and native is not None:
+        return NativeFlows.from_native(native, hosts)
+    return stored
 
 
 def _is_native(table: object) -> bool:

@@ -145,12 +145,12 @@ class StreamWriter:
             if writer is not None:
                 writer.close()
 
-    def tables(self, folder: Folder) -> tuple[StoredTable, StoredTable | None]:
-        """The time series and the flows (None when no flow started) as read from `folder`."""
+    def tables(self, folder: Folder) -> tuple[StoredTable, StoredTable | None, list[str]]:
+        """The time series and the flows (None when no flow started) as read from `folder`,
+        and the host names."""
         flows = StoredTable(folder, FLOWS_FILE, self.rows[FLOWS_FILE])
-        return StoredTable(folder, TIMESERIES_FILE, self.rows[TIMESERIES_FILE]), (
-            flows if self.rows[FLOWS_FILE] else None
-        )
+        series = StoredTable(folder, TIMESERIES_FILE, self.rows[TIMESERIES_FILE])
+        return series, (flows if self.rows[FLOWS_FILE] else None), self._hosts
 
 
 def _open(path: Path, schema: pa.Schema) -> pq.ParquetWriter:

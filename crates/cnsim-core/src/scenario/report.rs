@@ -71,7 +71,7 @@ impl ProbeScope {
 
 /// Above this many rows of per-element series, `probe = "auto"` records per-tier sums: the
 /// rows a big fabric's ports would give over a long run (a 6,144-host fabric probed every
-/// 0.5 ms makes 2.8e8 rows a second) are not what a study reads, and their file would be
+/// 0.5 ms makes 1.5e8 rows a second) are not what a study reads, and their file would be
 /// gigabytes. 1e7 rows keep every preset's elements (docs/scenario.md, `[report]`).
 pub(crate) const PROBE_TIERS_ABOVE_SAMPLES: f64 = 1e7;
 

@@ -187,7 +187,7 @@ impl Simulation {
     }
 
     // Never inlined: one call per run, and profiles (callgrind, docs/performance.md) count the
-    // event loop as this function.
+    // event loop as this function (it was `run` before streamed runs).
     #[inline(never)]
     fn run_inner(
         mut self,
@@ -222,6 +222,9 @@ impl Simulation {
         if completed {
             progress(1.0);
         }
+        // The loop's wall time, as before records were drained (an in-memory run's are all
+        // made here, after it).
+        let wall_time_s = wall.elapsed().as_secs_f64();
         let last = self.drain(true);
         let late_drops = self.account_late_drops();
         let (flows, series) = match sink {
@@ -231,7 +234,6 @@ impl Simulation {
             }
             None => (last.flows, last.series),
         };
-        let wall_time_s = wall.elapsed().as_secs_f64();
         let simulated_until = if completed {
             self.end
         } else {
