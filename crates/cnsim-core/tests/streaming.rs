@@ -183,3 +183,46 @@ fn streamed_frame_level_series_are_the_in_memory_ones() {
     assert_eq!(batches, 0);
     assert!(report.summary["flows"].is_null());
 }
+
+#[test]
+fn flows_held_back_by_a_running_one_come_over_in_bounded_pieces() {
+    // Flow 0 (a trace flow at t = 0) never completes; some 80,000 small flows after it
+    // complete but wait for it: they come over at the end, at most 65,536 to a hand-over.
+    let text = r#"
+name = "held-back"
+seed = 2
+duration_s = 0.002
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 4
+host_rate_bps = 40e9
+[[traffic]]
+kind = "flow_trace"
+flows = [{ start_s = 0.0, src = "h0_0", dst = "h1_0", size_bytes = 1e12 }]
+[[traffic]]
+kind = "flows"
+hosts = "all"
+dst = "uniform"
+load = 0.5
+size = { dist = "fixed", bytes = 500 }
+[report]
+probe_interval_s = 1e-3
+"#;
+    let mut sizes = Vec::new();
+    let finished = simulation(text).run_streaming(&mut |_| true, &mut |d: Drained| {
+        sizes.push(d.flows.flow_id.len());
+        true
+    });
+    let report = Report::new(finished);
+    let started = report.summary["flows"]["started"]
+        .as_u64()
+        .expect("a count") as usize;
+    assert!(started > 70_000, "{started} flows");
+    assert_eq!(sizes.iter().sum::<usize>(), started);
+    assert!(sizes.iter().all(|&n| n <= 1 << 16), "{sizes:?}");
+    let pieces: Vec<usize> = sizes.iter().copied().filter(|&n| n > 0).collect();
+    assert_eq!(pieces, [1 << 16, started - (1 << 16)]);
+    compare(text);
+}

@@ -43,6 +43,9 @@ const PROGRESS_EVERY_EVENTS: u64 = 1 << 20;
 /// How often (in events) a streamed run hands its rows over: the bound on what it holds of
 /// them (docs/outputs.md, "Streamed files"). A power of two dividing PROGRESS_EVERY_EVENTS.
 const DRAIN_EVERY_EVENTS: u64 = 1 << 16;
+/// Most flow records in one hand-over: flows held back by an earlier one still running come
+/// over in pieces of this many, so a hand-over stays bounded however many there are.
+const MAX_FLOWS_PER_DRAIN: usize = 1 << 16;
 
 pub struct Simulation {
     scenario: Scenario,
@@ -212,7 +215,9 @@ impl Simulation {
             if processed & (every - 1) == 0 {
                 let go = (!processed.is_multiple_of(PROGRESS_EVERY_EVENTS)
                     || progress(self.net.q.now().as_secs_f64() / end.as_secs_f64()))
-                    && sink.as_mut().is_none_or(|s| s(self.drain(false)));
+                    && sink
+                        .as_mut()
+                        .is_none_or(|s| s(self.drain(false, MAX_FLOWS_PER_DRAIN)));
                 if !go {
                     completed = false;
                     break;
@@ -225,15 +230,25 @@ impl Simulation {
         // The loop's wall time, as before records were drained (an in-memory run's are all
         // made here, after it).
         let wall_time_s = wall.elapsed().as_secs_f64();
-        let last = self.drain(true);
-        let late_drops = self.account_late_drops();
         let (flows, series) = match sink {
             Some(s) => {
-                s(last);
+                // The rest, in bounded pieces (the sink's answer no longer matters).
+                loop {
+                    let batch = self.drain(true, MAX_FLOWS_PER_DRAIN);
+                    let rest = self.net.flows.drained < self.net.flows.started;
+                    s(batch);
+                    if !rest {
+                        break;
+                    }
+                }
                 (FlowRecords::default(), TimeSeries::default())
             }
-            None => (last.flows, last.series),
+            None => {
+                let all = self.drain(true, usize::MAX);
+                (all.flows, all.series)
+            }
         };
+        let late_drops = self.account_late_drops();
         let simulated_until = if completed {
             self.end
         } else {
@@ -255,15 +270,16 @@ impl Simulation {
         }
     }
 
-    /// The flow records final since the last drain (every started one with `all`) and the
-    /// probe rows since, taken into the summary's digest.
-    fn drain(&mut self, all: bool) -> Drained {
+    /// The flow records final since the last drain (every started one with `all`), at most
+    /// `limit` of them, and the probe rows since, taken into the summary's digest.
+    fn drain(&mut self, all: bool, limit: usize) -> Drained {
         let flows = &self.net.flows;
         let end = if all {
             flows.started
         } else {
             flows.final_end()
         };
+        let end = end.min(flows.drained.saturating_add(limit));
         let records = self.net.flow_records(flows.drained..end);
         self.net.flows.drained = end;
         self.digest.add(&records);
