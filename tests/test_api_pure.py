@@ -37,7 +37,7 @@ def fake_native(error: Exception | None = None) -> SimpleNamespace:
     """A stand-in for cnsim._native that records its calls and returns a synthetic run."""
     calls: list[dict] = []
 
-    def run(text, overrides=(), seed=None, progress=None, base_dir=None, stage=None):
+    def run(text, overrides=(), seed=None, progress=None, base_dir=None, stage=None, sink=None):
         calls.append({"text": text, "overrides": overrides, "seed": seed, "base_dir": base_dir})
         if stage is not None:
             stage("building the network")
@@ -49,10 +49,19 @@ def fake_native(error: Exception | None = None) -> SimpleNamespace:
             progress(0.5)
             progress(1.0)
         times = np.cumsum(np.full(100, 1e-3))
+        series = native_timeseries(times, build_series(times, 5))
+        if sink is not None:  # a streamed run: the rows go to the sink, as the core hands them
+            sink.hosts([])
+            sink.batch(series, {"flow_id": np.zeros(0, np.uint32)})
+            series = {
+                **series,
+                **{k: series[k][:0] for k in ("time_s", "metric", "entity", "value")},
+            }
         return {
             "summary_json": json.dumps(build_summary("seed004-qcn", 5, True)),
             "resolved_toml": build_scenario("seed004-qcn", 1e-3, {}),
-            "timeseries": native_timeseries(times, build_series(times, 5)),
+            "timeseries": series,
+            "late_drops": [],
         }
 
     # The schemas are static facts of the core, not of a run: the real ones are served, since the

@@ -4,7 +4,7 @@ The binding converts and maps errors only; every rule about scenarios lives in R
 """
 
 from collections.abc import Callable, Sequence
-from typing import TypedDict
+from typing import Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +43,15 @@ class NativeRunOutput(TypedDict):
     resolved_toml: str
     timeseries: NativeTimeseries
     flows: NativeFlows
+    # A streamed run: (flow_id, frames_dropped) to patch in the written flows (else empty).
+    late_drops: list[tuple[int, int]]
+
+class Sink(Protocol):
+    """Where a streamed run hands its rows (`cnsim.stream.StreamWriter`): the host names once,
+    then the probe rows and final flow records since the last batch (`entities`: the new names)."""
+
+    def hosts(self, names: list[str]) -> object: ...
+    def batch(self, series: NativeTimeseries, flows: NativeFlows) -> object: ...
 
 def run(
     scenario_toml: str,
@@ -50,8 +59,11 @@ def run(
     seed: int | None = None,
     progress: Callable[[float], object] | None = None,
     base_dir: str | None = None,
+    stage: Callable[[str], object] | None = None,
+    sink: Sink | None = None,
 ) -> NativeRunOutput:
-    """Validate and run a scenario; `progress` gets the simulated fraction done (0..1)."""
+    """Validate and run a scenario; `progress` gets the simulated fraction done (0..1); with
+    `sink` the tables are streamed to it and returned empty."""
 
 def resolve(
     scenario_toml: str,

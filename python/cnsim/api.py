@@ -352,6 +352,66 @@ def run(
     return Result.from_native(raw)
 
 
+def run_to_dir(
+    scenario: Scenario,
+    out_dir: str | Path,
+    *,
+    seed: int | None = None,
+    set: Overrides = None,  # shadows the builtin, as in `run`
+    progress: ProgressArg = False,
+    plots: bool = True,
+) -> Result:
+    """Run a scenario and write its files to `out_dir` (what `cnsim run` does), streaming the
+    time series and the flow records to Parquet as the run goes (`cnsim.stream`): their
+    memory stays one batch, whatever the run's length. The files are those `run(...).save()`
+    writes, crash-consistently (`outputs.write_run`: nothing that looks complete is left by
+    a failed or interrupted run). The Result reads its tables from the files when asked."""
+    from cnsim import outputs
+    from cnsim.result import Result
+    from cnsim.stream import StreamWriter
+
+    text = scenario_text(scenario)
+    _refuse_sweep(scenario, text)
+    pairs = override_pairs(set)
+    seed = check_seed(seed)
+    with outputs.staged_run_dir(out_dir) as folder:
+        writer = StreamWriter(folder.path)
+        try:
+            with _progress_callback(progress) as (callback, stage):
+                raw = native().run(
+                    text,
+                    overrides=pairs,
+                    seed=seed,
+                    progress=callback,
+                    base_dir=base_dir(scenario),
+                    stage=stage,
+                    sink=writer,
+                )
+        except BaseException:
+            writer.abort()
+            raise
+        writer.close(raw["late_drops"])
+        result = Result.from_native(raw, streamed=writer.tables(folder))
+        outputs.write_contents(result, folder.path, plots=plots)
+    return result
+
+
+def scenario_name(scenario: Scenario, *, set: Overrides = None) -> str:
+    """The scenario's `name` (as `--set name=...` leaves it), without validating anything:
+    where `cnsim run` writes before the run has a summary."""
+    for path, value in override_pairs(set):
+        if path == "name":
+            try:
+                return str(tomllib.loads(f"v = {value}")["v"])
+            except tomllib.TOMLDecodeError:
+                return value
+    try:
+        parsed = tomllib.loads(scenario_text(scenario))
+    except tomllib.TOMLDecodeError:
+        return "run"
+    return str(parsed.get("name") or "run")
+
+
 def is_sweep_text(text: str) -> bool:
     """True when a TOML text is a sweep file (has a [sweep] table)."""
     if "sweep" not in text:

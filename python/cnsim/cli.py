@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cnsim import sweeps
-    from cnsim.result import Result
 
 USAGE_ERROR = 2
 
@@ -149,9 +148,9 @@ def warnings_as_lines() -> Iterator[set[str]]:
             print_line(f"warning: {warning.message}", "yellow")
 
 
-def default_out_dir(result: Result) -> Path:
+def default_out_dir(name: str) -> Path:
     """runs/<scenario name>, with the name made safe for a path."""
-    return Path("runs") / (re.sub(r"[^A-Za-z0-9_.-]+", "_", result.name).strip("._") or "run")
+    return Path("runs") / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "run")
 
 
 @app.command()
@@ -193,12 +192,18 @@ def run(
             from cnsim.fluid import beside, show
 
             beside.covered(tomllib.loads(api.resolve(scenario, seed=seed, set=overrides)))
+        out_dir = (
+            Path(out)
+            if out is not None
+            else default_out_dir(api.scenario_name(scenario, set=overrides))
+        )
         try:
-            result = api.run(scenario, seed=seed, set=overrides, progress=not quiet)
+            # Streamed: the time series and flow records go to their files as the run goes.
+            result = api.run_to_dir(
+                scenario, out_dir, seed=seed, set=overrides, progress=not quiet, plots=not no_plots
+            )
             if not quiet:  # the run's table shows its analysis warnings, in red
                 in_table.update(result.warnings)
-            out_dir = Path(out) if out is not None else default_out_dir(result)
-            result.save(out_dir, plots=not no_plots)
         except KeyboardInterrupt:
             print_line(RUN_INTERRUPTED, "yellow")
             raise typer.Exit(130) from None

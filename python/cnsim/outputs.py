@@ -8,6 +8,7 @@ the native columns, the window table through the csv module (the same files pand
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
 import io
@@ -15,7 +16,8 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from cnsim.result import Result
+    from cnsim.stream import Folder
 
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
@@ -63,20 +66,38 @@ def write_run(result: Result, out_dir: str | Path, *, plots: bool = True) -> Pat
     anything but a cnsim run's files is refused. Disk-full and permission errors name the
     file.
     """
+    with staged_run_dir(out_dir) as folder:
+        write_contents(result, folder.path, plots=plots)
+    return folder.path
+
+
+@contextmanager
+def staged_run_dir(out_dir: str | Path) -> Iterator[Folder]:
+    """The hidden temporary directory a run is written into (`write_run`'s rule): renamed to
+    `out_dir` when the block ends normally, removed when it raises (a failed or interrupted
+    run leaves nothing that looks complete). A streamed run writes its Parquet files there as
+    it goes (`cnsim.stream`); the Folder's path is `out_dir` after the rename."""
+    from cnsim.stream import Folder
+
     out_dir = check_out_dir(out_dir)
     parent = out_dir.parent
+    made_parent = not parent.exists()
     _mkdir(parent)
     _drop_stale_siblings(out_dir)
     temp = parent / f".{out_dir.name}.{os.getpid()}{TEMP_SUFFIX}"
     shutil.rmtree(temp, ignore_errors=True)
+    folder = Folder(temp)
     try:
         _mkdir(temp)
-        _write_contents(result, temp, plots=plots)
+        yield folder
         _replace_dir(temp, out_dir)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
+        if made_parent:  # a streamed run that failed (a bad scenario) leaves no `runs/`
+            with contextlib.suppress(OSError):
+                parent.rmdir()
         raise
-    return out_dir
+    folder.path = out_dir
 
 
 def check_out_dir(out_dir: str | Path) -> Path:
@@ -105,13 +126,16 @@ def check_out_dir(out_dir: str | Path) -> Path:
     return out_dir
 
 
-def _write_contents(result: Result, folder: Path, *, plots: bool) -> None:
-    """All files of the run into `folder`, synced, summary.json last (it marks completion)."""
+def write_contents(result: Result, folder: Path, *, plots: bool) -> None:
+    """All files of the run into `folder`, synced, summary.json last (it marks completion);
+    the tables a streamed run wrote there already are not written again."""
     _write(folder / SCENARIO_FILE, lambda h: h.write(result.scenario_toml.encode()))
+    stored = result.stored_in(folder)
     # pyarrow, not DataFrame.to_parquet: a run nobody has looked at as a DataFrame is written
     # from its native columns without importing pandas (the same file; a test compares them).
-    _write(folder / TIMESERIES_FILE, lambda h: _write_parquet(result.timeseries_table(), h))
-    flows = result.flows_table()
+    if TIMESERIES_FILE not in stored:
+        _write(folder / TIMESERIES_FILE, lambda h: _write_parquet(result.timeseries_table(), h))
+    flows = None if FLOWS_FILE in stored else result.flows_table()
     if flows is not None:
         _write(folder / FLOWS_FILE, lambda h: _write_parquet(flows, h))
     rows = window_rows(result.summary)

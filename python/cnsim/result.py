@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from cnsim.fluid.beside import Fluid
+    from cnsim.stream import StoredTable
 
 TIMESERIES_COLUMNS = ("time_s", "metric", "entity", "value")
 FLOW_COLUMNS = (
@@ -66,9 +67,9 @@ class Result:
         self,
         summary: Mapping[str, Any],
         scenario_toml: str,
-        timeseries: pd.DataFrame | NativeTimeseries,
+        timeseries: pd.DataFrame | NativeTimeseries | StoredTable,
         *,
-        flows: pd.DataFrame | NativeFlows | None = None,
+        flows: pd.DataFrame | NativeFlows | StoredTable | None = None,
         add_metrics: bool = True,
     ) -> None:
         self.summary: dict[str, Any] = dict(summary)
@@ -76,17 +77,18 @@ class Result:
         # Each table is held as a DataFrame, or as the native columns until the DataFrame is
         # first asked for (`from_native`); once built, the DataFrame is what `save` writes.
         self._timeseries: pd.DataFrame | None = None
-        self._native_timeseries: NativeTimeseries | None = None
-        if isinstance(timeseries, NativeTimeseries):
-            self._native_timeseries = timeseries
+        # A streamed run's tables are its files (`cnsim.stream.StoredTable`), read on first use.
+        self._native_timeseries: NativeTimeseries | StoredTable | None = None
+        if _is_native(timeseries):
+            self._native_timeseries = timeseries  # type: ignore[assignment]
         else:
-            self._timeseries = timeseries
+            self._timeseries = timeseries  # type: ignore[assignment]
         self._flows: pd.DataFrame | None = None
-        self._native_flows: NativeFlows | None = None
-        if isinstance(flows, NativeFlows):
-            self._native_flows = flows
+        self._native_flows: NativeFlows | StoredTable | None = None
+        if _is_native(flows):
+            self._native_flows = flows  # type: ignore[assignment]
         else:
-            self._flows = flows if flows is not None else flows_frame(None, [])
+            self._flows = flows if flows is not None else flows_frame(None, [])  # type: ignore[assignment]
         self.summary.setdefault("metrics", {})
         # What the analysis warned about (a skipped spec, a window of too few samples): shown
         # with the run's lines (terminal, notebook) as well as raised as Python warnings.
@@ -103,10 +105,17 @@ class Result:
                 self.summary["metrics"].setdefault(name, value)
 
     @classmethod
-    def from_native(cls, raw: Mapping[str, Any]) -> Result:
-        """Build from the dict `cnsim._native.run` returns."""
+    def from_native(
+        cls,
+        raw: Mapping[str, Any],
+        streamed: tuple[StoredTable, StoredTable | None, list[str]] | None = None,
+    ) -> Result:
+        """Build from the dict `cnsim._native.run` returns; `streamed`: the time series and
+        flows of a streamed run, as written (`cnsim.stream`), and the host names."""
         summary = json.loads(raw["summary_json"])
         resolved = raw["resolved_toml"]
+        if streamed is not None:
+            return cls(summary, resolved, streamed[0], flows=_streamed_flows(raw, *streamed[1:]))
         timeseries = NativeTimeseries.from_native(raw["timeseries"])
         native_flows = raw.get("flows")
         flows = None
@@ -170,6 +179,14 @@ class Result:
         if self._timeseries is None and self._native_timeseries is not None:
             return self._native_timeseries.arrow()
         return _arrow_from_pandas(self.timeseries)
+
+    def stored_in(self, folder: Path) -> set[str]:
+        """The files of `folder` this result's tables were streamed to (`outputs` does not
+        write them again)."""
+        from cnsim.stream import StoredTable
+
+        stored = (self._native_timeseries, self._native_flows)
+        return {t.name for t in stored if isinstance(t, StoredTable) and t.path.parent == folder}
 
     def flows_table(self) -> pa.Table | None:
         """The flows as a pyarrow Table (src and dst dictionary-encoded), or None when the run
@@ -279,6 +296,24 @@ class Result:
             f"<cnsim.Result {self.name!r} seed={self.summary.get('seed')} sim_time_s={sim} "
             f"rows={len(self.timeseries)} metrics={self.metric_names}>"
         )
+
+
+def _streamed_flows(
+    raw: Mapping[str, Any], stored: StoredTable | None, hosts: list[str]
+) -> StoredTable | NativeFlows | None:
+    """A streamed run's flows: its file, or when no flow started the native columns, empty,
+    as an in-memory run has them (no pandas needed for an empty table)."""
+    native = raw.get("flows")
+    if stored is None and native is not None:
+        return NativeFlows.from_native(native, hosts)
+    return stored
+
+
+def _is_native(table: object) -> bool:
+    """Columns not yet a DataFrame: the native module's, or a streamed run's file."""
+    from cnsim.stream import StoredTable
+
+    return isinstance(table, NativeTimeseries | NativeFlows | StoredTable)
 
 
 def _table(rows: Any, index_name: str) -> pd.DataFrame:

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ids::{FlowId, HostId, NO_FLOW};
 use crate::time::{serialization_time, SimTime};
-use crate::traffic::flows::{FlowRow, Workload};
+use crate::traffic::flows::FlowRow;
 
 pub(crate) struct FlowState {
     pub(crate) row: FlowRow,
@@ -69,6 +69,22 @@ impl FlowState {
         }
     }
 
+    /// Nothing of the flow changes any more. Over a transport: its last byte is delivered and
+    /// its sender has the last ACK (nothing is sent after it; a copy still in flight can only
+    /// be dropped, a late drop). Without one (nothing is sent twice): every frame is cut and
+    /// each was delivered or dropped, so a flow that lost a frame is final too. A flow's
+    /// frames are its size in `frame_bytes` pieces, the last one smaller, so the delivered
+    /// ones are ceil(delivered bytes / frame bytes).
+    pub(crate) fn is_final(&self) -> bool {
+        if !self.row.transport.is_none() {
+            return self.end.is_some() && self.sender_end.is_some();
+        }
+        let frame = self.row.frame_bytes as u64;
+        let frames = self.row.size_bytes.div_ceil(frame);
+        let accounted = self.delivered_bytes.div_ceil(frame) + u64::from(self.frames_dropped);
+        self.end.is_some() || (self.unsent_bytes == 0 && !self.writing && accounted == frames)
+    }
+
     /// The sender takes packet `psn`: an always-backlogged application wrote it just now
     /// (its flow's size is the packets taken so far).
     pub(crate) fn on_taken(&mut self, psn: u32) {
@@ -85,6 +101,11 @@ pub(crate) struct FlowTable {
     /// Flows started so far (they start in id order).
     pub(crate) started: usize,
     pub(crate) completed: u64,
+    /// Flows whose records were handed over already (a streamed run, `drain_end`): ids below.
+    pub(crate) drained: usize,
+    /// Handed-over flows that lost a frame afterwards (a transport's spurious copy still in
+    /// flight after the last ACK): their `frames_dropped` grew after it was written.
+    pub(crate) late_drops: Vec<FlowId>,
 }
 
 impl FlowTable {
@@ -110,6 +131,8 @@ impl FlowTable {
             flows,
             started: 0,
             completed: 0,
+            drained: 0,
+            late_drops: Vec::new(),
         }
     }
 
@@ -162,7 +185,32 @@ impl FlowTable {
     pub(crate) fn on_dropped(&mut self, flow_id: FlowId) {
         if flow_id != NO_FLOW {
             self.flows[flow_id as usize].frames_dropped += 1;
+            if (flow_id as usize) < self.drained {
+                self.late_drops.push(flow_id);
+            }
         }
+    }
+
+    /// The end of the longest run of final flows from `drained` on: records of flows below it
+    /// no longer change (but for a late drop). `FlowState::is_final` says which are.
+    pub(crate) fn final_end(&self) -> usize {
+        let waiting = self.flows[self.drained..self.started]
+            .iter()
+            .position(|f| !f.is_final());
+        waiting.map_or(self.started, |k| self.drained + k)
+    }
+
+    /// The handed-over flows that lost frames afterwards, each once, with their final count;
+    /// and how many of them had lost none when handed over (`with_drops` grows by these).
+    pub(crate) fn late_drop_counts(&self) -> (Vec<(FlowId, u32)>, u64) {
+        let mut ids = self.late_drops.clone();
+        ids.sort_unstable();
+        let counts: Vec<(FlowId, u32)> = (ids.chunk_by(|a, b| a == b))
+            .map(|same| (same[0], self.flows[same[0] as usize].frames_dropped))
+            .collect();
+        let late = |id: FlowId| ids.iter().filter(|&&l| l == id).count() as u32;
+        let newly = counts.iter().filter(|&&(id, n)| n == late(id)).count() as u64;
+        (counts, newly)
     }
 }
 
@@ -237,22 +285,31 @@ pub struct FlowRecords {
 }
 
 impl FlowTable {
-    /// Records of the flows started by the end of the run. `path_stages(src, dst, flow)` gives
-    /// a path's stages (`net::path`); with `per_flow` false a pair's flows share one path (no
-    /// ECMP hashing of flows), asked for once with `NO_FLOW`.
+    /// Records of flows `ids` (started ones). `path_stages(src, dst, flow)` gives a path's
+    /// stages (`net::path`); with `per_flow` false a pair's flows share one path (no ECMP
+    /// hashing of flows), asked for once per pair with `NO_FLOW`; with `per_flow` every flow
+    /// has its own, asked for once and not kept (a cache would hold one path per flow).
     pub(crate) fn records(
         &self,
+        ids: std::ops::Range<usize>,
         per_flow: bool,
         mut path_stages: impl FnMut(HostId, HostId, FlowId) -> Vec<Stage>,
     ) -> FlowRecords {
         let mut r = FlowRecords::default();
-        let mut paths: HashMap<(HostId, HostId, FlowId), Vec<Stage>> = HashMap::new();
-        for (id, f) in self.flows[..self.started].iter().enumerate() {
+        let mut paths: HashMap<(HostId, HostId), Vec<Stage>> = HashMap::new();
+        let first = ids.start;
+        for (k, f) in self.flows[ids].iter().enumerate() {
+            let id = first + k;
             let (src, dst) = (f.row.src, f.row.dst);
-            let key_flow = if per_flow { id as FlowId } else { NO_FLOW };
-            let stages = paths
-                .entry((src, dst, key_flow))
-                .or_insert_with(|| path_stages(src, dst, key_flow));
+            let own;
+            let stages = if per_flow {
+                own = path_stages(src, dst, id as FlowId);
+                &own
+            } else {
+                paths
+                    .entry((src, dst))
+                    .or_insert_with(|| path_stages(src, dst, NO_FLOW))
+            };
             let ideal = ideal_fct(stages, f.row.size_bytes, f.row.frame_bytes);
             let end_s = f.end.map_or(f64::NAN, SimTime::as_secs_f64);
             let fct = f.end.map_or(f64::NAN, |e| (e - f.start).as_secs_f64());
@@ -320,12 +377,12 @@ pub(crate) struct FlowSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput_mean_bps: Option<f64>,
     /// Slowdown percentiles per flow-size bucket, keyed b0, b1, ... (only with `[report]
-    /// slowdown_size_edges_bytes`; `report/slowdown.rs`).
+    /// slowdown_size_edges_bytes`; `flow_digest/slowdown.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowdown_by_size: Option<std::collections::BTreeMap<String, SizeBucket>>,
 }
 
-/// One size bucket of `summary.flows.slowdown_by_size` (computed in `report/slowdown.rs`).
+/// One size bucket of `summary.flows.slowdown_by_size` (computed in `flow_digest/slowdown.rs`).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SizeBucket {
@@ -343,76 +400,79 @@ pub(crate) struct SizeBucket {
     pub p99: Option<f64>,
 }
 
-/// Completed bytes x 8 / (last completion - first start), for runs with a transported flow
-/// that completed (its sender has an end); None otherwise, so open-loop outputs are unchanged.
-fn aggregate_goodput_bps(r: &FlowRecords) -> Option<f64> {
-    if r.sender_end_s.iter().all(|x| x.is_nan()) {
-        return None;
-    }
-    let first_start = r.start_s.iter().copied().fold(f64::INFINITY, f64::min);
-    let last_end = r
-        .end_s
-        .iter()
-        .copied()
-        .filter(|x| !x.is_nan())
-        .fold(f64::NEG_INFINITY, f64::max);
-    let bytes: u64 = (r.size_bytes.iter().zip(&r.completed))
-        .filter(|(_, &c)| c)
-        .map(|(&b, _)| b)
-        .sum();
-    (last_end > first_start).then(|| bytes as f64 * 8.0 / (last_end - first_start))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Transport;
 
-impl FlowSummary {
-    /// None when the run has no flow workload.
-    pub(crate) fn new(r: &FlowRecords, w: &Workload) -> Option<FlowSummary> {
-        if r.flow_id.is_empty() && w.requested_load.is_none() {
-            return None;
+    /// Flows of 2,500 bytes (frames of 1,000: three frames, the last of 500).
+    fn table(transport: Transport, n: usize) -> FlowTable {
+        let rows = (0..n).map(|i| FlowRow {
+            start_s: i as f64 * 1e-6,
+            src: 0,
+            dst: 1,
+            size_bytes: 2_500,
+            priority: 0,
+            frame_bytes: 1_000,
+            transport,
+            writes: None,
+        });
+        let mut t = FlowTable::new(rows.collect());
+        t.started = n;
+        t
+    }
+
+    fn send_all(t: &mut FlowTable, id: u32) {
+        while !t.take_frame_bytes(id).1 {}
+    }
+
+    #[test]
+    fn open_loop_flows_are_final_once_every_frame_is_delivered_or_dropped() {
+        let mut t = table(Transport::None, 3);
+        let now = SimTime::ZERO;
+        // Flow 0 completes; flow 1 loses its middle frame; flow 2 is still sending.
+        send_all(&mut t, 0);
+        for b in [1_000, 1_000, 500] {
+            t.on_delivered(0, b, now);
         }
-        let mut fct: Vec<f64> = r.fct_s.iter().copied().filter(|x| !x.is_nan()).collect();
-        fct.sort_by(f64::total_cmp);
-        let slowdowns: Vec<f64> = (r.fct_s.iter().zip(&r.ideal_fct_s))
-            .filter(|(f, _)| !f.is_nan())
-            .map(|(f, i)| f / i)
-            .collect();
-        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-        // Nearest-rank percentile.
-        let quantile = |q: f64| {
-            let rank = ((q * fct.len() as f64).ceil() as usize).clamp(1, fct.len().max(1));
-            fct.get(rank - 1).copied()
-        };
-        let sizes: Vec<f64> = r.size_bytes.iter().map(|&b| b as f64).collect();
-        let started = r.flow_id.len() as u64;
-        Some(FlowSummary {
-            started,
-            completed: fct.len() as u64,
-            incomplete: started - fct.len() as u64,
-            with_drops: r.frames_dropped.iter().filter(|&&d| d > 0).count() as u64,
-            fct_mean_s: mean(&fct),
-            fct_p50_s: quantile(0.5),
-            fct_p99_s: quantile(0.99),
-            fct_max_s: fct.last().copied(),
-            slowdown_mean: mean(&slowdowns),
-            size_mean_bytes: mean(&sizes),
-            requested_size_mean_bytes: w.requested_mean_bytes,
-            load: (w.capacity_bits > 0.0).then(|| w.generated_bytes as f64 * 8.0 / w.capacity_bits),
-            requested_load: w.requested_load,
-            delivered_bytes: r.delivered_bytes.iter().sum(),
-            retransmitted_bytes: r.retransmitted_bytes.iter().sum(),
-            goodput_mean_bps: if r.sender_end_s.iter().any(|t| !t.is_nan()) {
-                let g: Vec<f64> = r
-                    .goodput_bps
-                    .iter()
-                    .copied()
-                    .filter(|g| !g.is_nan())
-                    .collect();
-                mean(&g)
-            } else {
-                None
-            },
-            timeouts: r.timeouts.iter().map(|&t| u64::from(t)).sum(),
-            goodput_bps: aggregate_goodput_bps(r),
-            slowdown_by_size: None,
-        })
+        send_all(&mut t, 1);
+        t.on_delivered(1, 1_000, now);
+        assert_eq!(t.final_end(), 1, "flow 1 has a frame still in flight");
+        t.on_dropped(1);
+        t.on_delivered(1, 500, now);
+        assert_eq!(t.final_end(), 2, "every frame of flow 1 accounted for");
+        t.on_delivered(2, 1_000, now);
+        assert_eq!(t.final_end(), 2);
+        t.drained = 2;
+        assert!(t.late_drops.is_empty());
+    }
+
+    #[test]
+    fn transported_flows_wait_for_the_last_ack_and_late_drops_are_listed() {
+        let mut t = table(Transport::Roce, 2);
+        let now = SimTime::from_secs_f64(1e-3);
+        for id in 0..2 {
+            send_all(&mut t, id);
+            for b in [1_000, 1_000, 500] {
+                t.on_delivered(id, b, now);
+            }
+        }
+        assert_eq!(
+            t.final_end(),
+            0,
+            "delivered, but no sender has the last ACK"
+        );
+        t.flows[1].sender_end = Some(now);
+        assert_eq!(t.final_end(), 0, "flow 1 waits for flow 0");
+        t.flows[0].sender_end = Some(now);
+        assert_eq!(t.final_end(), 2);
+        t.drained = 2;
+        // Spurious copies dropped after the records were handed over: twice of flow 1 (which
+        // had lost none before), once of flow 0 (which had lost one).
+        t.flows[0].frames_dropped = 1;
+        t.on_dropped(1);
+        t.on_dropped(0);
+        t.on_dropped(1);
+        assert_eq!(t.late_drop_counts(), (vec![(0, 2), (1, 2)], 1));
     }
 }

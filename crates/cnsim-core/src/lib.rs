@@ -10,7 +10,8 @@
 //! - [`prepare_in`]: resolve and build in one step (the network built once), giving a
 //!   [`Simulation`];
 //! - [`Simulation::new`] and [`Simulation::run`] (with a progress callback that may stop the
-//!   run), giving a [`FinishedRun`], and [`Report::new`] on it;
+//!   run), giving a [`FinishedRun`], and [`Report::new`] on it; [`Simulation::run_streaming`]
+//!   hands the flow records and probe rows over in batches ([`Drained`]) as the run goes;
 //! - [`Report`]: the summary as JSON ([`Summary`] is its typed form and schema), the probe
 //!   [`TimeSeries`] and the [`FlowRecords`] as columns, the resolved scenario's TOML;
 //! - [`write_flow_trace`]: a workload's flows as a trace file;
@@ -25,6 +26,7 @@ pub(crate) mod cc;
 pub(crate) mod engine;
 pub(crate) mod error;
 pub(crate) mod flow_control;
+pub(crate) mod flow_digest;
 pub(crate) mod flows;
 pub(crate) mod ids;
 pub(crate) mod net;
@@ -42,7 +44,7 @@ pub use error::ConfigError;
 pub use flows::FlowRecords;
 pub use report::{Report, Summary};
 pub use scenario::{Estimate, Scenario, METRICS};
-pub use sim::{FinishedRun, Simulation};
+pub use sim::{Drained, FinishedRun, Simulation};
 pub use stats::TimeSeries;
 
 /// The bounds that validation enforces on a scenario's numbers.
@@ -99,12 +101,33 @@ pub fn prepare_in(
     Simulation::new(parse_in(text, overrides, seed, base_dir)?)
 }
 
+/// As [`prepare_in`] for a run that will stream its outputs ([`Simulation::run_streaming`]):
+/// the memory estimate of `[limits]` then counts no flow record and one batch of probe rows.
+pub fn prepare_streamed_in(
+    text: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Simulation, ConfigError> {
+    Simulation::new(parse_for(text, overrides, seed, base_dir, true)?)
+}
+
 /// Parses and validates, with the seed as an override; no network built.
 fn parse_in(
     text: &str,
     overrides: &[(String, String)],
     seed: Option<u64>,
     base_dir: Option<&std::path::Path>,
+) -> Result<Scenario, ConfigError> {
+    parse_for(text, overrides, seed, base_dir, false)
+}
+
+fn parse_for(
+    text: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+    base_dir: Option<&std::path::Path>,
+    streamed: bool,
 ) -> Result<Scenario, ConfigError> {
     let mut all = overrides.to_vec();
     if let Some(s) = seed {
@@ -117,7 +140,7 @@ fn parse_in(
         }
         all.push(("seed".into(), s.to_string()));
     }
-    Scenario::from_toml_in(text, &all, base_dir)
+    Scenario::from_toml_for(text, &all, base_dir, streamed)
 }
 
 /// The flows a scenario's workload starts, as the trace CSV `cnsim trace` writes: running the

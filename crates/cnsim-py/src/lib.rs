@@ -57,11 +57,17 @@ fn write_flow_trace(
     cnsim_core::write_flow_trace(&scenario, std::io::BufWriter::new(file)).map_err(scenario_error)
 }
 
-/// Runs a scenario. Returns a dict with `summary_json`, `resolved_toml` and `timeseries`
-/// (long-format columns as numpy arrays plus the metric and entity name lists). `stage`, if
-/// given, is called with what the run is doing ("building the network", then "simulating").
+/// Runs a scenario. Returns a dict with `summary_json`, `resolved_toml`, `timeseries`
+/// (long-format columns as numpy arrays plus the metric and entity name lists), `flows` (one
+/// numpy column per field) and `late_drops`. `stage`, if given, is called with what the run is
+/// doing ("building the network", then "simulating"). With `sink`, the run is streamed: the
+/// sink's `hosts(names)` is called once before simulating, then `batch(timeseries, flows)`
+/// after each progress call and once at the end, with the rows since the last batch (the
+/// time series' `entities` are the names new since); the returned tables are then empty and
+/// `late_drops` lists the `(flow_id, frames_dropped)` to patch in the written flows.
 #[pyfunction]
-#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None, progress = None, base_dir = None, stage = None))]
+#[pyo3(signature = (scenario_toml, overrides = Vec::new(), seed = None, progress = None, base_dir = None, stage = None, sink = None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     scenario_toml: &str,
@@ -70,6 +76,7 @@ fn run<'py>(
     progress: Option<PyObject>,
     base_dir: Option<PathBuf>,
     stage: Option<PyObject>,
+    sink: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
     if let Some(cb) = &stage {
         cb.call1(py, ("building the network",))?;
@@ -77,14 +84,21 @@ fn run<'py>(
     // Parsing and building a large network takes seconds: without the GIL, so other threads
     // (the progress bar's clock) go on. The network is built once (`prepare_in`).
     let base_dir = base_dir.as_deref();
+    let streamed = sink.is_some();
     let sim = py
-        .allow_threads(|| cnsim_core::prepare_in(scenario_toml, &overrides, seed, base_dir))
+        .allow_threads(|| match streamed {
+            true => cnsim_core::prepare_streamed_in(scenario_toml, &overrides, seed, base_dir),
+            false => cnsim_core::prepare_in(scenario_toml, &overrides, seed, base_dir),
+        })
         .map_err(scenario_error)?;
+    if let Some(s) = &sink {
+        s.call_method1(py, "hosts", (sim.host_names(),))?;
+    }
     if let Some(cb) = &stage {
         cb.call1(py, ("simulating",))?;
     }
-    // The callback runs with the GIL; an exception in it (or a pending KeyboardInterrupt) stops
-    // the run and is raised once the simulation has unwound.
+    // The callbacks run with the GIL; an exception in one (or a pending KeyboardInterrupt)
+    // stops the run and is raised once the simulation has unwound.
     let mut failure: Option<PyErr> = None;
     let mut report_progress = |fraction: f64| {
         Python::with_gil(|py| {
@@ -101,11 +115,45 @@ fn run<'py>(
             }
         })
     };
-    let report = py.allow_threads(|| cnsim_core::Report::new(sim.run(&mut report_progress)));
+    let finished = match &sink {
+        None => py.allow_threads(|| sim.run(&mut report_progress)),
+        Some(s) => {
+            let mut sink_failure: Option<PyErr> = None;
+            let mut hand_over = |batch: cnsim_core::Drained| {
+                Python::with_gil(|py| {
+                    if sink_failure.is_some() {
+                        return false; // the last batch after a failed one: not written
+                    }
+                    let outcome = series_dict(py, batch.series).and_then(|series| {
+                        let flows = flows_dict(py, batch.flows)?;
+                        s.call_method1(py, "batch", (series, flows)).map(|_| ())
+                    });
+                    outcome.map_err(|e| sink_failure = Some(e)).is_ok()
+                })
+            };
+            let finished =
+                py.allow_threads(|| sim.run_streaming(&mut report_progress, &mut hand_over));
+            if let Some(e) = sink_failure {
+                return Err(e);
+            }
+            finished
+        }
+    };
+    let report = py.allow_threads(|| cnsim_core::Report::new(finished));
     if let Some(e) = failure {
         return Err(e);
     }
-    let ts = report.timeseries;
+    let out = PyDict::new(py);
+    out.set_item("summary_json", report.summary.to_string())?;
+    out.set_item("flows", flows_dict(py, report.flows)?)?;
+    out.set_item("resolved_toml", report.resolved_toml)?;
+    out.set_item("timeseries", series_dict(py, report.timeseries)?)?;
+    out.set_item("late_drops", report.late_drops)?;
+    Ok(out)
+}
+
+/// Time-series columns as numpy arrays (moved, not copied) and the name lists.
+fn series_dict(py: Python<'_>, ts: cnsim_core::TimeSeries) -> PyResult<Bound<'_, PyDict>> {
     let series = PyDict::new(py);
     series.set_item("time_s", ts.time_s.into_pyarray(py))?;
     series.set_item("metric", ts.metric.into_pyarray(py))?;
@@ -113,7 +161,11 @@ fn run<'py>(
     series.set_item("value", ts.value.into_pyarray(py))?;
     series.set_item("metrics", ts.metrics)?;
     series.set_item("entities", ts.entities)?;
-    let f = report.flows;
+    Ok(series)
+}
+
+/// Flow-record columns as numpy arrays (moved, not copied).
+fn flows_dict(py: Python<'_>, f: cnsim_core::FlowRecords) -> PyResult<Bound<'_, PyDict>> {
     let flows = PyDict::new(py);
     flows.set_item("flow_id", f.flow_id.into_pyarray(py))?;
     flows.set_item("src", f.src.into_pyarray(py))?;
@@ -134,12 +186,7 @@ fn run<'py>(
     flows.set_item("timeouts", f.timeouts.into_pyarray(py))?;
     flows.set_item("goodput_bps", f.goodput_bps.into_pyarray(py))?;
     flows.set_item("sender_end_s", f.sender_end_s.into_pyarray(py))?;
-    let out = PyDict::new(py);
-    out.set_item("summary_json", report.summary.to_string())?;
-    out.set_item("flows", flows)?;
-    out.set_item("resolved_toml", report.resolved_toml)?;
-    out.set_item("timeseries", series)?;
-    Ok(out)
+    Ok(flows)
 }
 
 /// The JSON Schema of scenario files, generated from the Rust types, as JSON text.

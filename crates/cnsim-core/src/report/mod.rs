@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod pfc;
-pub(crate) mod slowdown;
 pub(crate) use pfc::PfcSummary;
 
 use crate::cc::Variant;
@@ -26,8 +25,11 @@ pub struct Report {
     /// The typed [`Summary`] as JSON (key order kept), what `summary.json` holds.
     pub summary: Value,
     pub timeseries: TimeSeries,
-    /// One row per started flow (flow workloads).
+    /// One row per started flow (flow workloads); empty after a streamed run.
     pub flows: FlowRecords,
+    /// After a streamed run: flows whose `frames_dropped` grew after their row was handed
+    /// over, with the final count (`Simulation::run_streaming`); empty otherwise.
+    pub late_drops: Vec<(u32, u32)>,
     pub resolved_toml: String,
     /// generated == delivered + dropped + in flight.
     pub conserved: bool,
@@ -213,19 +215,15 @@ impl Summary {
 impl Report {
     /// The report of a finished run.
     pub fn new(run: FinishedRun) -> Report {
-        let flows = run.net.flow_records();
         let mut summary = Summary::new(&run);
-        summary.flows = FlowSummary::new(&flows, &run.workload);
-        if let Some(f) = summary.flows.as_mut() {
-            let edges = &run.scenario.report.slowdown_size_edges_bytes;
-            f.slowdown_by_size = slowdown::by_size(&flows, edges);
-        }
+        summary.flows = run.flow_digest.summary(&run.workload);
         Report {
             conserved: summary.frames.conserved,
             summary: serde_json::to_value(&summary).expect("a summary serialises"),
             resolved_toml: run.scenario.to_toml(),
             timeseries: run.series,
-            flows,
+            flows: run.flows,
+            late_drops: run.late_drops,
         }
     }
 }

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::flows::PERMUTATION;
 use super::flows::{bounded_pareto_mean, empirical_mean};
+use super::report::{ProbeScope, PROBE_TIERS_ABOVE_SAMPLES};
 use super::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec};
 
 const UNIFORM: &str = "uniform";
@@ -38,6 +39,11 @@ const BUSY_VOQS_PER_HOST: f64 = 64.0;
 /// core and in Python (measured on a million 1000-byte flows: 165 B through the API, 173 B
 /// through the CLI).
 const BYTES_PER_FLOW: f64 = 175.0;
+/// Rows a per-tier probe records at most: every metric for a handful of tiers and of pairs
+/// of tiers.
+const TIER_SAMPLES_PER_PROBE: f64 = 400.0;
+/// Rows a streamed run gathers into one row group before writing it (`cnsim/stream.py`).
+const STREAM_ROW_GROUP_ROWS: f64 = 65_536.0;
 /// Events per flow besides its frames': its start and its completion.
 const EVENTS_PER_FLOW: f64 = 2.0;
 
@@ -162,22 +168,66 @@ impl Scenario {
                 .sum()
         };
         let limiters = pairs.min(n_hosts * n_hosts);
-        // Samples per probe: 6 per host, 2 per switch, 5 per port (with CP feedback), 3 per
-        // rate limiter.
-        let per_probe =
-            6.0 * n_hosts + 2.0 * self.switches.len() as f64 + 10.0 * n_links + 3.0 * limiters;
+        let per_probe = if self.probes_tiers() {
+            TIER_SAMPLES_PER_PROBE
+        } else {
+            self.element_samples_per_probe()
+        };
         let probe_samples = probes * per_probe;
+        // A streamed run holds a row group's samples in the making (those of a probe or
+        // two; docs/outputs.md, "Streamed files"). Its flow records are not held either, but
+        // the peak of a flow workload is the workload's rows and state, made before the run
+        // (measured: a million 1000-byte flows peak at 296 MB streamed, 303 MB not), so a
+        // flow costs the same.
+        let held_samples = if self.report.streamed {
+            (2.0 * per_probe)
+                .max(STREAM_ROW_GROUP_ROWS)
+                .min(probe_samples)
+        } else {
+            probe_samples
+        };
         let memory_bytes = PROCESS_BYTES
             + BYTES_PER_HOST * n_hosts
             + BYTES_PER_LINK * n_links
             + (busy_voqs + limiters) * BYTES_PER_VOQ
             + self.switches.len() as f64 * n_hosts * 2.0
             + workload_flows * BYTES_PER_FLOW
-            + probe_samples * BYTES_PER_SAMPLE;
+            + held_samples * BYTES_PER_SAMPLE;
         Estimate {
             events: frames_events + workload_flows * EVENTS_PER_FLOW + probes,
             probe_samples,
             memory_bytes,
+        }
+    }
+
+    /// Probe samples per probe with every element's series: 6 per host, 2 per switch, 5 per
+    /// port (with CP feedback), 3 per rate limiter.
+    fn element_samples_per_probe(&self) -> f64 {
+        let n_hosts = self.hosts.len() as f64;
+        let limiters = if self.congestion.scheme.is_none() {
+            0.0
+        } else {
+            (self.traffic.iter())
+                .map(|t| t.hosts.len() as f64 * destinations(t, n_hosts))
+                .sum::<f64>()
+                .min(n_hosts * n_hosts)
+        };
+        6.0 * n_hosts
+            + 2.0 * self.switches.len() as f64
+            + 10.0 * self.links.len() as f64
+            + 3.0 * limiters
+    }
+
+    /// The probes record per-tier sums (`[report] probe`; `auto`: when every element's series
+    /// would pass `PROBE_TIERS_ABOVE_SAMPLES` rows).
+    pub(crate) fn probes_tiers(&self) -> bool {
+        match self.report.probe {
+            ProbeScope::Elements => false,
+            ProbeScope::Tiers => true,
+            ProbeScope::Auto => {
+                let probes = (self.duration_s / self.report.probe_interval_s).floor();
+                probes * self.element_samples_per_probe() > PROBE_TIERS_ABOVE_SAMPLES
+            }
         }
     }
 
@@ -282,6 +332,22 @@ mod tests {
         let missing = empirical(Cdf::default(), Some("/nonexistent/cdf.txt"));
         assert_eq!(missing.mean_bytes(), None);
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_streamed_run_is_counted_with_a_row_group_of_samples() {
+        // 8 hosts, 4 switches, 12 links: 176 rows a probe, 100,000 probes: 1.76e7 rows.
+        let text = "name = \"s\"\nduration_s = 0.1\n[topology]\nkind = \"leaf_spine\"\n\
+                    leaves = 2\nspines = 2\nhosts_per_leaf = 4\n[report]\n\
+                    probe_interval_s = 1e-6\nprobe = \"elements\"";
+        let mut sc = Scenario::from_toml(text, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let memory = sc.estimate();
+        sc.report.streamed = true;
+        let streamed = sc.estimate();
+        assert_eq!(memory.probe_samples, streamed.probe_samples);
+        let held = memory.probe_samples - STREAM_ROW_GROUP_ROWS;
+        let saved = memory.memory_bytes - streamed.memory_bytes;
+        assert!((saved - held * BYTES_PER_SAMPLE).abs() < 1.0, "{saved}");
     }
 
     #[test]

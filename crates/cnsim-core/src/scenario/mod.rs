@@ -440,8 +440,20 @@ impl Scenario {
         overrides: &[(String, String)],
         base_dir: Option<&std::path::Path>,
     ) -> Result<Scenario, ConfigError> {
+        Scenario::from_toml_for(text, overrides, base_dir, false)
+    }
+
+    /// As [`Scenario::from_toml_in`]; `streamed`: the run will stream its outputs, which the
+    /// memory estimate of `[limits]` counts (`scenario/estimate.rs`).
+    pub(crate) fn from_toml_for(
+        text: &str,
+        overrides: &[(String, String)],
+        base_dir: Option<&std::path::Path>,
+        streamed: bool,
+    ) -> Result<Scenario, ConfigError> {
         let mut scenario = Scenario::parse(text, overrides)?;
         scenario.make_paths_absolute(base_dir);
+        scenario.report.streamed = streamed;
         scenario.validate()?;
         Ok(scenario)
     }

@@ -36,7 +36,44 @@ pub(crate) struct ReportSpec {
     /// (nearest rank), so a sweep can tabulate slowdown by size without keeping the flows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) slowdown_size_edges_bytes: Vec<f64>,
+    /// What the probes record: every element's series, or per tier the sum over its elements
+    /// (`auto`: elements, unless their series would pass `PROBE_TIERS_ABOVE_SAMPLES` rows).
+    /// Written to the resolved scenario only when set.
+    #[serde(default, skip_serializing_if = "ProbeScope::is_auto")]
+    pub(crate) probe: ProbeScope,
+    /// The outputs are streamed (`Simulation::run_streaming`): set by the caller, not the
+    /// file, for the memory estimate (records and samples are not held).
+    #[serde(skip)]
+    pub(crate) streamed: bool,
 }
+
+/// `[report] probe`: which entities the time series has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ProbeScope {
+    /// `elements` while the elements' series stay within `PROBE_TIERS_ABOVE_SAMPLES` rows,
+    /// else `tiers`.
+    #[default]
+    Auto,
+    /// Every host, switch, port, class queue, rate limiter and controller (named as itself).
+    Elements,
+    /// Per tier (hosts, then switches by their hops from the nearest host: `tier1`, `tier2`
+    /// ...), each metric summed over the tier's elements; ports per pair of tiers
+    /// (`tier1->tier2`).
+    Tiers,
+}
+
+impl ProbeScope {
+    fn is_auto(&self) -> bool {
+        *self == ProbeScope::Auto
+    }
+}
+
+/// Above this many rows of per-element series, `probe = "auto"` records per-tier sums: the
+/// rows a big fabric's ports would give over a long run (a 6,144-host fabric probed every
+/// 0.5 ms makes 1.5e8 rows a second) are not what a study reads, and their file would be
+/// gigabytes. 1e7 rows keep every preset's elements (docs/scenario.md, `[report]`).
+pub(crate) const PROBE_TIERS_ABOVE_SAMPLES: f64 = 1e7;
 
 /// One headline number: a summary value, optionally read against a reference (the victim's
 /// rate against its max-min fair share, a recovery time against the seed's).
@@ -145,6 +182,8 @@ impl Default for ReportSpec {
             headline: Vec::new(),
             min_window_samples: default_min_window_samples(),
             slowdown_size_edges_bytes: Vec::new(),
+            probe: ProbeScope::Auto,
+            streamed: false,
         }
     }
 }

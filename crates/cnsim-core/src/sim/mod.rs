@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use crate::engine::EventKind;
 use crate::error::ConfigError;
-use crate::flows::FlowTable;
+use crate::flow_digest::FlowDigest;
+use crate::flows::{FlowRecords, FlowTable};
 use crate::net::frame::Frame;
 use crate::net::Node;
 use crate::scenario::Scenario;
@@ -39,6 +40,12 @@ pub(crate) fn workload_rows(
 
 /// How often (in events) the progress callback is called.
 const PROGRESS_EVERY_EVENTS: u64 = 1 << 20;
+/// How often (in events) a streamed run hands its rows over: the bound on what it holds of
+/// them (docs/outputs.md, "Streamed files"). A power of two dividing PROGRESS_EVERY_EVENTS.
+const DRAIN_EVERY_EVENTS: u64 = 1 << 16;
+/// Most flow records in one hand-over: flows held back by an earlier one still running come
+/// over in pieces of this many, so a hand-over stays bounded however many there are.
+const MAX_FLOWS_PER_DRAIN: usize = 1 << 16;
 
 pub struct Simulation {
     scenario: Scenario,
@@ -56,6 +63,19 @@ pub struct Simulation {
     window_port_peaks: Option<Vec<(String, u64)>>,
     /// Prefetch what the next events touch (large networks only; `prefetch.rs`).
     prefetch: bool,
+    /// `summary.flows` of the flow records handed over so far.
+    digest: FlowDigest,
+}
+
+/// What a streamed run hands over at each drain (`Simulation::run_streaming`): the batches,
+/// in order, are the in-memory run's tables.
+pub struct Drained {
+    /// Records of the flows that became final since the last drain, in flow id order (a
+    /// prefix: flows wait for the earliest still running; `FlowTable::final_end`).
+    pub flows: FlowRecords,
+    /// The probe rows recorded since the last drain; `entities` holds only the names added
+    /// since (their ids follow the earlier ones).
+    pub series: TimeSeries,
 }
 
 /// Per-host counter differences over the report window.
@@ -80,6 +100,12 @@ pub struct FinishedRun {
     pub(crate) simulated_until: SimTime,
     /// False when the progress callback stopped the run early.
     pub(crate) completed: bool,
+    /// Every flow record (empty after a streamed run: handed over as it went).
+    pub(crate) flows: FlowRecords,
+    pub(crate) flow_digest: FlowDigest,
+    /// Streamed run: flows whose `frames_dropped` grew after their record was handed over,
+    /// with the final count (the writer patches them).
+    pub(crate) late_drops: Vec<(u32, u32)>,
 }
 
 impl Simulation {
@@ -99,16 +125,26 @@ impl Simulation {
             sources: built.sources,
             rate_changes: built.rate_changes,
             workload: built.workload,
-            recorder: Recorder::new(),
+            recorder: if scenario.probes_tiers() {
+                Recorder::summing()
+            } else {
+                Recorder::new()
+            },
             end,
             probe_interval,
             probe_state: probe::ProbeState::default(),
             window_marks: [None, None],
             window_port_peaks: None,
+            digest: FlowDigest::new(&scenario.report.slowdown_size_edges_bytes),
             scenario,
         };
         sim.schedule_initial_events();
         Ok(sim)
+    }
+
+    /// The hosts' names by host id (the codes of the flow records' `src` and `dst`).
+    pub fn host_names(&self) -> Vec<String> {
+        self.scenario.hosts.iter().map(|h| h.name.clone()).collect()
     }
 
     fn schedule_initial_events(&mut self) {
@@ -129,36 +165,90 @@ impl Simulation {
             q.schedule(SimTime::from_secs_f64(a), EventKind::WindowMark(0));
             q.schedule(SimTime::from_secs_f64(b), EventKind::WindowMark(1));
         }
-        self.probe_state = probe::ProbeState::new(&self.net.nodes, &mut self.recorder);
+        let tiers = self.scenario.probes_tiers();
+        self.probe_state = probe::ProbeState::new(&self.net.nodes, &mut self.recorder, tiers);
         self.net.q.schedule(self.probe_interval, EventKind::Probe);
     }
 
     /// Runs to the end time. `progress` gets the simulated fraction done now and then;
     /// returning `false` stops the run early (the run then covers the time simulated so far,
     /// and `summary.completed` says so).
+    pub fn run(self, progress: &mut dyn FnMut(f64) -> bool) -> FinishedRun {
+        self.run_inner(progress, None)
+    }
+
+    /// As [`Simulation::run`], handing the flow records and probe rows over as it goes: every
+    /// 2^16 events, and once at the end, `sink` gets what is final since the last time
+    /// ([`Drained`]); the finished run then holds none of them (its summary is the same).
+    /// `sink` returning `false` stops the run as `progress` does; the last batch still comes.
+    pub fn run_streaming(
+        self,
+        progress: &mut dyn FnMut(f64) -> bool,
+        sink: &mut dyn FnMut(Drained) -> bool,
+    ) -> FinishedRun {
+        self.run_inner(progress, Some(sink))
+    }
+
     // Never inlined: one call per run, and profiles (callgrind, docs/performance.md) count the
-    // event loop as this function.
+    // event loop as this function (it was `run` before streamed runs).
     #[inline(never)]
-    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> FinishedRun {
+    fn run_inner(
+        mut self,
+        progress: &mut dyn FnMut(f64) -> bool,
+        mut sink: Option<&mut dyn FnMut(Drained) -> bool>,
+    ) -> FinishedRun {
         let wall = Instant::now();
         let end = self.end;
         let mut completed = true;
+        // Every `every` events: the progress call (every PROGRESS_EVERY_EVENTS) and, streamed,
+        // a hand-over.
+        let every = match sink {
+            Some(_) => DRAIN_EVERY_EVENTS,
+            None => PROGRESS_EVERY_EVENTS,
+        };
         while let Some(ev) = self.net.q.pop_until(end) {
             if self.prefetch {
                 prefetch::ahead(&self.net.q, &self.net.nodes, &self.sources);
             }
             self.dispatch(ev);
-            if self.net.q.processed().is_multiple_of(PROGRESS_EVERY_EVENTS)
-                && !progress(self.net.q.now().as_secs_f64() / end.as_secs_f64())
-            {
-                completed = false;
-                break;
+            let processed = self.net.q.processed();
+            if processed & (every - 1) == 0 {
+                let go = (!processed.is_multiple_of(PROGRESS_EVERY_EVENTS)
+                    || progress(self.net.q.now().as_secs_f64() / end.as_secs_f64()))
+                    && sink
+                        .as_mut()
+                        .is_none_or(|s| s(self.drain(false, MAX_FLOWS_PER_DRAIN)));
+                if !go {
+                    completed = false;
+                    break;
+                }
             }
         }
         if completed {
             progress(1.0);
         }
+        // The loop's wall time, as before records were drained (an in-memory run's are all
+        // made here, after it).
         let wall_time_s = wall.elapsed().as_secs_f64();
+        let (flows, series) = match sink {
+            Some(s) => {
+                // The rest, in bounded pieces (the sink's answer no longer matters).
+                loop {
+                    let batch = self.drain(true, MAX_FLOWS_PER_DRAIN);
+                    let rest = self.net.flows.drained < self.net.flows.started;
+                    s(batch);
+                    if !rest {
+                        break;
+                    }
+                }
+                (FlowRecords::default(), TimeSeries::default())
+            }
+            None => {
+                let all = self.drain(true, usize::MAX);
+                (all.flows, all.series)
+            }
+        };
+        let late_drops = self.account_late_drops();
         let simulated_until = if completed {
             self.end
         } else {
@@ -169,12 +259,42 @@ impl Simulation {
             scenario: self.scenario,
             net: self.net,
             workload: self.workload,
-            series: self.recorder.series,
+            series,
             window,
             wall_time_s,
             simulated_until,
             completed,
+            flows,
+            flow_digest: self.digest,
+            late_drops,
         }
+    }
+
+    /// The flow records final since the last drain (every started one with `all`), at most
+    /// `limit` of them, and the probe rows since, taken into the summary's digest.
+    fn drain(&mut self, all: bool, limit: usize) -> Drained {
+        let flows = &self.net.flows;
+        let end = if all {
+            flows.started
+        } else {
+            flows.final_end()
+        };
+        let end = end.min(flows.drained.saturating_add(limit));
+        let records = self.net.flow_records(flows.drained..end);
+        self.net.flows.drained = end;
+        self.digest.add(&records);
+        Drained {
+            flows: records,
+            series: self.recorder.take_new(),
+        }
+    }
+
+    /// Flows that lost frames after their records were handed over: the digest counts those
+    /// that had lost none before among `with_drops`; the list is for the writer to patch.
+    fn account_late_drops(&mut self) -> Vec<(u32, u32)> {
+        let (counts, newly) = self.net.flows.late_drop_counts();
+        self.digest.add_late_drops(newly);
+        counts
     }
 
     /// The run's own events here; element events go to the network. Always inlined into the

@@ -167,10 +167,10 @@ impl Network {
         nodes[peer as usize].receive(peer, peer_port, frame, &mut ctx);
     }
 
-    /// The flow table's records, each with its idle-network FCT along its path.
-    pub(crate) fn flow_records(&self) -> FlowRecords {
+    /// The records of flows `ids`, each with its idle-network FCT along its path.
+    pub(crate) fn flow_records(&self, ids: std::ops::Range<usize>) -> FlowRecords {
         let per_flow = path::paths_per_flow(&self.nodes);
-        (self.flows).records(per_flow, |src, dst, flow| {
+        (self.flows).records(ids, per_flow, |src, dst, flow| {
             path::path_stages(&self.nodes, src, dst, flow)
         })
     }

@@ -1,5 +1,7 @@
 //! Periodic probes: every `probe_interval_s` each element reports its rates (from counter
-//! differences over the interval) and instantaneous levels.
+//! differences over the interval) and instantaneous levels. With `[report] probe = "tiers"`
+//! each element reports under its tier's entity (hosts; switches by hops from the nearest
+//! host; a port as the pair of tiers it joins) and the summing recorder adds them up.
 
 use rustc_hash::FxHashMap;
 
@@ -28,18 +30,35 @@ pub(crate) struct ProbeState {
     class_entity: Vec<Vec<[Option<u32>; N_CLASSES]>>,
     /// Entities "host->dst#flow" of transported flows' congestion controllers, by flow.
     controller_entity: FxHashMap<FlowId, u32>,
+    /// Per-tier sums: a host's limiters and controllers report as the host's tier.
+    tiers: bool,
 }
 
 /// Per class of one port: time paused at the previous probe, and the series' entity.
 type PfcProbe = [(SimTime, Option<u32>); N_CLASSES];
 
 impl ProbeState {
-    pub(crate) fn new(nodes: &[Node], rec: &mut Recorder) -> ProbeState {
+    /// The probes of `nodes`: each element its own entity, or with `tiers` its tier's (the
+    /// recorder then sums, `Recorder::summing`).
+    pub(crate) fn new(nodes: &[Node], rec: &mut Recorder, tiers: bool) -> ProbeState {
+        let names: Vec<String> = if tiers {
+            tier_names(nodes)
+        } else {
+            nodes.iter().map(|n| n.name().to_string()).collect()
+        };
+        let port_name = |i: usize, p: &Port| match tiers {
+            true => format!("{}->{}", names[i], names[p.peer_node as usize]),
+            false => p.name.clone(),
+        };
         ProbeState {
-            node_entity: nodes.iter().map(|n| rec.entity(n.name())).collect(),
-            port_entity: nodes
-                .iter()
-                .map(|n| n.ports().iter().map(|p| rec.entity(&p.name)).collect())
+            node_entity: names.iter().map(|n| rec.entity(n)).collect(),
+            port_entity: (nodes.iter().enumerate())
+                .map(|(i, n)| {
+                    n.ports()
+                        .iter()
+                        .map(|p| rec.entity(&port_name(i, p)))
+                        .collect()
+                })
                 .collect(),
             prev_host: vec![[0; 3]; nodes.len()],
             prev_port: nodes
@@ -60,8 +79,44 @@ impl ProbeState {
                 .map(|n| vec![[None; N_CLASSES]; n.ports().len()])
                 .collect(),
             controller_entity: FxHashMap::default(),
+            tiers,
         }
     }
+}
+
+/// Each node's tier: `hosts`, or `tierN` for a switch N hops from the nearest host (a leaf
+/// or ToR is tier1; a fabric's spines tier2 or tier3). Breadth-first from every host over the
+/// links; a switch no host reaches is `unreached`.
+fn tier_names(nodes: &[Node]) -> Vec<String> {
+    let mut hops: Vec<Option<u32>> = vec![None; nodes.len()];
+    let mut frontier: Vec<usize> = (0..nodes.len())
+        .filter(|&i| matches!(nodes[i], Node::Host(_)))
+        .collect();
+    for &i in &frontier {
+        hops[i] = Some(0);
+    }
+    let mut depth = 0;
+    while !frontier.is_empty() {
+        depth += 1;
+        let mut next = Vec::new();
+        for i in frontier {
+            for p in nodes[i].ports() {
+                let peer = p.peer_node as usize;
+                if hops[peer].is_none() {
+                    hops[peer] = Some(depth);
+                    next.push(peer);
+                }
+            }
+        }
+        frontier = next;
+    }
+    (hops.iter().zip(nodes))
+        .map(|(h, n)| match (h, n) {
+            (_, Node::Host(_)) => "hosts".to_string(),
+            (Some(d), _) => format!("tier{d}"),
+            (None, _) => "unreached".to_string(),
+        })
+        .collect()
 }
 
 pub(crate) fn sample(
@@ -77,8 +132,10 @@ pub(crate) fn sample(
         let entity = st.node_entity[i];
         match node {
             Node::Host(h) => {
-                sample_host(h, entity, &mut st.prev_host[i], &st.host_names, rec, per_s);
-                sample_controllers(h, &mut st.controller_entity, &st.host_names, rec);
+                let tier = st.tiers.then_some(entity);
+                let prev = &mut st.prev_host[i];
+                sample_host(h, entity, prev, &st.host_names, rec, per_s, st.tiers);
+                sample_controllers(h, tier, &mut st.controller_entity, &st.host_names, rec);
             }
             Node::Switch(s) => sample_switch(s, entity, rec),
         }
@@ -93,9 +150,17 @@ pub(crate) fn sample(
                 now,
                 interval,
             );
-            sample_pfc(port, &mut st.prev_pfc[i][j], rec, now, interval);
+            let port_entity = st.port_entity[i][j];
+            sample_pfc(
+                port,
+                port_entity,
+                &mut st.prev_pfc[i][j],
+                rec,
+                now,
+                interval,
+            );
             if is_switch {
-                sample_classes(port, &mut st.class_entity[i][j], rec);
+                sample_classes(port, port_entity, &mut st.class_entity[i][j], rec);
             }
         }
         if let Node::Switch(s) = node {
@@ -107,6 +172,7 @@ pub(crate) fn sample(
             }
         }
     }
+    rec.end_sample();
 }
 
 fn sample_host(
@@ -116,6 +182,7 @@ fn sample_host(
     host_names: &[String],
     rec: &mut Recorder,
     per_s: f64,
+    tiers: bool,
 ) {
     let c = h.counters;
     let now = [c.generated_bytes, c.tx_bytes, c.rx_bytes];
@@ -140,6 +207,9 @@ fn sample_host(
         let voq = &mut h.voqs[slot];
         let limiter = voq.limiter.as_ref().expect("filtered");
         let e = *voq.probe_entity.get_or_insert_with(|| {
+            if tiers {
+                return entity;
+            }
             let pair = format!("{}->{}", h.name, host_names[dst as usize]);
             match qp {
                 NO_FLOW => rec.entity(&pair),
@@ -160,6 +230,7 @@ fn sample_host(
 /// sender hook: DCTCP, TIMELY, HPCC...), named as its queue pair's limiter, `host->dst#flow`.
 fn sample_controllers(
     h: &Host,
+    tier: Option<u32>,
     entities: &mut FxHashMap<FlowId, u32>,
     host_names: &[String],
     rec: &mut Recorder,
@@ -168,8 +239,10 @@ fn sample_controllers(
         return;
     };
     for (flow, dst, window_bytes, rate_bps) in tp.controllers() {
-        let e = *entities.entry(flow).or_insert_with(|| {
-            rec.entity(&format!("{}->{}#{flow}", h.name, host_names[dst as usize]))
+        let e = tier.unwrap_or_else(|| {
+            *entities.entry(flow).or_insert_with(|| {
+                rec.entity(&format!("{}->{}#{flow}", h.name, host_names[dst as usize]))
+            })
         });
         if let Some(w) = window_bytes {
             rec.record("cc_window_bytes", e, w);
@@ -208,8 +281,16 @@ fn sample_port(
     *prev = (p.stats.data_tx_bytes, paused);
 }
 
-/// `pfc_paused_frac` per (port, class) once the class has been paused there.
-fn sample_pfc(p: &Port, prev: &mut PfcProbe, rec: &mut Recorder, now: SimTime, interval: SimTime) {
+/// `pfc_paused_frac` per (port, class) once the class has been paused there, named after the
+/// port's entity (`port:c3`).
+fn sample_pfc(
+    p: &Port,
+    port_entity: u32,
+    prev: &mut PfcProbe,
+    rec: &mut Recorder,
+    now: SimTime,
+    interval: SimTime,
+) {
     let Some(state) = &p.pfc else {
         return;
     };
@@ -218,7 +299,7 @@ fn sample_pfc(p: &Port, prev: &mut PfcProbe, rec: &mut Recorder, now: SimTime, i
         if paused == SimTime::ZERO {
             continue;
         }
-        let e = *entity.get_or_insert_with(|| rec.entity(&format!("{}:c{c}", p.name)));
+        let e = *entity.get_or_insert_with(|| class_entity(rec, port_entity, c));
         let frac = (paused - *prev_paused).as_secs_f64() / interval.as_secs_f64();
         rec.record("pfc_paused_frac", e, frac);
         *prev_paused = paused;
@@ -227,7 +308,12 @@ fn sample_pfc(p: &Port, prev: &mut PfcProbe, rec: &mut Recorder, now: SimTime, i
 
 /// `class_queue_bytes` per class of a switch port, once the port has carried a class other
 /// than 0 (a port whose data is all class 0 has only `queue_bytes`).
-fn sample_classes(p: &Port, entities: &mut [Option<u32>; N_CLASSES], rec: &mut Recorder) {
+fn sample_classes(
+    p: &Port,
+    port_entity: u32,
+    entities: &mut [Option<u32>; N_CLASSES],
+    rec: &mut Recorder,
+) {
     let used = p.data_q.used();
     if used <= 1 {
         return;
@@ -236,7 +322,13 @@ fn sample_classes(p: &Port, entities: &mut [Option<u32>; N_CLASSES], rec: &mut R
         if used & (1 << c) == 0 {
             continue;
         }
-        let e = *entity.get_or_insert_with(|| rec.entity(&format!("{}:c{c}", p.name)));
+        let e = *entity.get_or_insert_with(|| class_entity(rec, port_entity, c));
         rec.record("class_queue_bytes", e, p.data_q.class_bytes(c) as f64);
     }
+}
+
+/// The entity of class `c` at a port: `port:c3` (with tiers, `tier1->tier2:c3`).
+fn class_entity(rec: &mut Recorder, port_entity: u32, c: usize) -> u32 {
+    let name = format!("{}:c{c}", rec.name(port_entity));
+    rec.entity(&name)
 }

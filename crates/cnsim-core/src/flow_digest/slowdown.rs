@@ -9,37 +9,68 @@
 
 use std::collections::BTreeMap;
 
-use crate::flows::{FlowRecords, SizeBucket};
+#[cfg(test)]
+use crate::flows::FlowRecords;
+use crate::flows::SizeBucket;
 
 /// The buckets of the run's flows, or None without edges (the summary then has no table).
+#[cfg(test)]
 pub(crate) fn by_size(r: &FlowRecords, edges: &[f64]) -> Option<BTreeMap<String, SizeBucket>> {
     if edges.is_empty() {
         return None;
     }
-    let mut started = vec![0u64; edges.len() + 1];
-    let mut slowdowns: Vec<Vec<f64>> = vec![Vec::new(); edges.len() + 1];
+    let mut buckets = SizeBuckets::new(edges);
     for ((&size, &fct), &ideal) in r.size_bytes.iter().zip(&r.fct_s).zip(&r.ideal_fct_s) {
-        // The first edge at or above the size: sizes in (e(i-1), e(i)] land in bucket i.
-        let i = edges.partition_point(|&e| e < size as f64);
-        started[i] += 1;
-        if !fct.is_nan() {
-            slowdowns[i].push(fct / ideal);
+        buckets.add(size, fct, ideal);
+    }
+    Some(buckets.finish())
+}
+
+/// The buckets filled flow by flow (`flow_digest/mod.rs`): per bucket the flows started and
+/// the slowdowns of those completed (8 bytes per completed flow).
+#[derive(Clone, Debug)]
+pub(crate) struct SizeBuckets {
+    edges: Vec<f64>,
+    started: Vec<u64>,
+    slowdowns: Vec<Vec<f64>>,
+}
+
+impl SizeBuckets {
+    pub(crate) fn new(edges: &[f64]) -> SizeBuckets {
+        SizeBuckets {
+            edges: edges.to_vec(),
+            started: vec![0; edges.len() + 1],
+            slowdowns: vec![Vec::new(); edges.len() + 1],
         }
     }
-    let buckets = (slowdowns.into_iter().enumerate()).map(|(i, mut s)| {
-        s.sort_by(f64::total_cmp);
-        let bucket = SizeBucket {
-            min_bytes: if i == 0 { 0.0 } else { edges[i - 1] },
-            max_bytes: edges.get(i).copied(),
-            started: started[i],
-            completed: s.len() as u64,
-            p50: nearest_rank(&s, 0.50),
-            p95: nearest_rank(&s, 0.95),
-            p99: nearest_rank(&s, 0.99),
-        };
-        (format!("b{i}"), bucket)
-    });
-    Some(buckets.collect())
+
+    /// One started flow: its size, FCT (NaN if it did not complete) and idle-network FCT.
+    pub(crate) fn add(&mut self, size: u64, fct: f64, ideal: f64) {
+        // The first edge at or above the size: sizes in (e(i-1), e(i)] land in bucket i.
+        let i = self.edges.partition_point(|&e| e < size as f64);
+        self.started[i] += 1;
+        if !fct.is_nan() {
+            self.slowdowns[i].push(fct / ideal);
+        }
+    }
+
+    pub(crate) fn finish(self) -> BTreeMap<String, SizeBucket> {
+        let (edges, started) = (self.edges, self.started);
+        let buckets = (self.slowdowns.into_iter().enumerate()).map(|(i, mut s)| {
+            s.sort_by(f64::total_cmp);
+            let bucket = SizeBucket {
+                min_bytes: if i == 0 { 0.0 } else { edges[i - 1] },
+                max_bytes: edges.get(i).copied(),
+                started: started[i],
+                completed: s.len() as u64,
+                p50: nearest_rank(&s, 0.50),
+                p95: nearest_rank(&s, 0.95),
+                p99: nearest_rank(&s, 0.99),
+            };
+            (format!("b{i}"), bucket)
+        });
+        buckets.collect()
+    }
 }
 
 /// The q-quantile of sorted values by nearest rank: the ceil(q n)-th smallest.
