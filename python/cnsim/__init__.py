@@ -23,6 +23,7 @@ from cnsim.api import (
     presets,
     resolve,
     run,
+    run_to_dir,
     trace,
 )
 
@@ -78,6 +79,7 @@ __all__ = [
     "presets",
     "resolve",
     "run",
+    "run_to_dir",
     "sweep",
     "trace",
 ]
