@@ -108,3 +108,127 @@ impl Switch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::EventKind;
+    use crate::net::frame::Frame;
+    use crate::net::Node;
+    use crate::sim::build::build;
+    use crate::testkit::TestNet;
+    use crate::time::SimTime;
+
+    /// a, c -> s -> b, every link 10 Gb/s and 1 us; no traffic of its own (tests inject).
+    fn star() -> TestNet {
+        let toml = r#"name = "tx"
+duration_s = 0.001
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[hosts]]
+name = "c"
+[[switches]]
+name = "s"
+[[links]]
+ends = ["a", "s"]
+rate_bps = 1e10
+delay_s = 1e-6
+[[links]]
+ends = ["c", "s"]
+rate_bps = 1e10
+delay_s = 1e-6
+[[links]]
+ends = ["s", "b"]
+rate_bps = 1e10
+delay_s = 1e-6
+"#;
+        let sc = crate::resolve(toml, &[], None).expect("valid scenario");
+        let built = build(&sc).expect("builds");
+        TestNet::new(built.nodes, built.scheme)
+    }
+
+    /// Host `src` generates `n` frames of 1500 B for b at time zero.
+    fn burst(t: &mut TestNet, src: u32, n: usize) {
+        t.at(SimTime::ZERO, move |net| {
+            let (nodes, mut ctx) = net.ctx();
+            if let Node::Host(h) = &mut nodes[src as usize] {
+                for _ in 0..n {
+                    h.enqueue_generated(src, Frame::data(src, 1, 1500, SimTime::ZERO), &mut ctx);
+                }
+            }
+        });
+    }
+
+    const S: u32 = 3;
+
+    /// Runs to 1 ms; returns the PortFree events and the times frames left s towards b.
+    fn run(t: &mut TestNet) -> (usize, Vec<SimTime>) {
+        let mut port_free = 0;
+        let mut arrivals_at_b = Vec::new();
+        t.run_until(SimTime::from_micros(1000), |net, ev| match *ev {
+            EventKind::PortFree { node, .. } => {
+                assert_eq!(node, S, "only switch ports have PortFree events");
+                port_free += 1;
+            }
+            EventKind::Arrive { node: S, port } => {
+                let link = &net.nodes[S as usize].ports()[port as usize];
+                assert_eq!(link.peer_node, 1, "s sends only to b");
+                arrivals_at_b.push(net.q.now());
+            }
+            _ => {}
+        });
+        (port_free, arrivals_at_b)
+    }
+
+    #[test]
+    fn a_port_nothing_waits_at_costs_no_event_but_the_arrival() {
+        let mut t = star();
+        burst(&mut t, 0, 5);
+        let (port_free, at_b) = run(&mut t);
+        // Each frame reaches s as the one before it leaves: nothing waits, so no PortFree.
+        assert_eq!(port_free, 0);
+        // Back to back at the line rate: 1.2 us each, 2 hops of 1 us.
+        let expected: Vec<SimTime> = (0..5)
+            .map(|k| SimTime::from_nanos(2 * 1200 + 2000 + k * 1200))
+            .collect();
+        assert_eq!(at_b, expected);
+        let port = &t.net.nodes[S as usize].ports()[2];
+        assert_eq!((port.stats.tx_frames, port.stats.data_tx_bytes), (5, 7500));
+        assert_eq!(t.net.counters.frame_hops, 10);
+    }
+
+    #[test]
+    fn frames_that_wait_get_one_port_free_each_and_leave_back_to_back() {
+        let mut t = star();
+        burst(&mut t, 0, 3);
+        burst(&mut t, 2, 3);
+        let (port_free, at_b) = run(&mut t);
+        // a's and c's first frames reach s together; from then on one frame waits behind
+        // each one leaving until the last: five starts at a PortFree.
+        assert_eq!(port_free, 5);
+        let expected: Vec<SimTime> = (0..6)
+            .map(|k| SimTime::from_nanos(2 * 1200 + 2000 + k * 1200))
+            .collect();
+        assert_eq!(at_b, expected);
+        let port = &t.net.nodes[S as usize].ports()[2];
+        assert_eq!(port.stats.tx_frames, 6);
+        assert_eq!(t.net.counters.frame_hops, 12);
+        assert_eq!(t.net.data_frames_in_flight(), 0);
+    }
+
+    #[test]
+    fn a_frame_counts_when_its_last_bit_leaves() {
+        let mut t = star();
+        burst(&mut t, 0, 1);
+        // The frame starts at s at 2.2 us and its last bit leaves at 3.4 us.
+        t.run_until(SimTime::from_nanos(3399), |_, _| {});
+        let port = &t.net.nodes[S as usize].ports()[2];
+        assert_eq!(port.stats.tx_frames, 0, "still leaving");
+        assert_eq!(t.net.counters.frame_hops, 1, "the host's hop only");
+        t.run_until(SimTime::from_nanos(3400), |_, _| {});
+        let port = &t.net.nodes[S as usize].ports()[2];
+        assert_eq!(port.stats.tx_frames, 1);
+        assert_eq!(t.net.counters.frame_hops, 2);
+    }
+}

@@ -3,7 +3,7 @@
 //! probes and the report window. It knows no protocol. A run ends as a [`FinishedRun`], which
 //! the report is made from.
 
-mod build;
+pub(crate) mod build;
 mod network;
 mod prefetch;
 mod probe;
