@@ -57,8 +57,9 @@ pub(crate) struct Port {
     pub(crate) free_at: SimTime,
     /// A `PortFree` event is due at this time (MAX: none); switch ports only.
     pub(crate) free_event_at: SimTime,
-    /// A switch port's frame in transmission, not yet in `stats` (see `settle`).
-    leaving: Option<Leaving>,
+    /// A switch port's frame in transmission until `free_at`, not yet in `stats` (see
+    /// `settle`).
+    leaving: Leaving,
     /// Frames on the link with their arrival times, in order. A frame enters when its
     /// transmission starts, so it is copied once per hop (a separate "sending" slot cost two
     /// more copies of the frame and a store-forwarding stall); the head has an arrival event.
@@ -75,12 +76,12 @@ pub(crate) struct Port {
 }
 
 /// A frame in transmission on a switch port, counted in the port's statistics once its last
-/// bit has left.
-#[derive(Clone, Copy, Debug)]
+/// bit has left (at the port's `free_at`).
+#[derive(Clone, Copy, Debug, Default)]
 struct Leaving {
-    done: SimTime,
-    bytes: u32,
+    pending: bool,
     is_data: bool,
+    bytes: u32,
 }
 
 impl Port {
@@ -104,7 +105,7 @@ impl Port {
             data_bytes: 0,
             free_at: SimTime::ZERO,
             free_event_at: SimTime::MAX,
-            leaving: None,
+            leaving: Leaving::default(),
             pipe: VecDeque::new(),
             pause: PauseLane::default(),
             pfc: None,
@@ -174,28 +175,28 @@ impl Port {
     /// `send_whole`).
     pub(crate) fn start_whole(&mut self, frame: Frame, now: SimTime) -> (bool, Option<SimTime>) {
         let counted = self.settle(now);
-        let (bytes, is_data) = (frame.bytes, frame.is_data());
-        let arrival = self.put_on_link(frame, now);
-        let done = self.free_at;
-        self.leaving = Some(Leaving {
-            done,
-            bytes,
-            is_data,
-        });
-        (counted, arrival)
+        self.leaving = Leaving {
+            pending: true,
+            is_data: frame.is_data(),
+            bytes: frame.bytes,
+        };
+        (counted, self.put_on_link(frame, now))
     }
 
     /// Counts the switch port's frame in transmission if its last bit has left by `by`.
     /// Returns true when it did (one frame-hop done).
     pub(crate) fn settle(&mut self, by: SimTime) -> bool {
-        match self.leaving {
-            Some(l) if l.done <= by => {
-                self.leaving = None;
-                self.count_sent(l.bytes, l.is_data);
-                true
-            }
-            _ => false,
+        let Leaving {
+            pending,
+            is_data,
+            bytes,
+        } = self.leaving;
+        if !pending || self.free_at > by {
+            return false;
         }
+        self.leaving.pending = false;
+        self.count_sent(bytes, is_data);
+        true
     }
 
     /// The pipe's head frame reaches the peer: returns it, and the arrival time of the next

@@ -89,7 +89,7 @@ impl Switch {
     /// Puts `frame` on port `p`'s link: its arrival event if the link was empty, the
     /// frame-hop of the frame before it (its last bit has left), and a `PortFree` event when
     /// frames wait behind it.
-    #[inline]
+    #[inline(always)]
     fn hand_to_link(
         &mut self,
         me: NodeIdx,
