@@ -6,8 +6,9 @@ for bit (also through PFC's per-class queues); the PFC and seed 003 presets' wer
 they were added (2026-11-25). All were re-taken on 2026-11-26 when switch ports went to one
 event per frame per hop, which changed the order of same-time events (every event count; the
 BCN and seed 003 presets' numbers within their seed-to-seed scatter, docs/performance.md). A
-change that moves any of them changed event order or a random stream. If that is intended (a modelling fix), update
-`data/preset_pins.json` in the same commit and say why in the commit message and the docs."""
+change that moves any of them changed event order or a random stream. If that is intended (a
+modelling fix), update `data/preset_pins.json` in the same commit and say why in the commit
+message and the docs."""
 
 from __future__ import annotations
 
