@@ -13,12 +13,22 @@ impl Switch {
     /// Starts the next frame on port `p` if its transmitter is free; if it is busy and frames
     /// wait, makes sure a `PortFree` event comes when it is free. Inline: most calls (a frame
     /// queued behind one being sent, its `PortFree` already due) end at the first tests.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
         let port = &self.ports[p as usize];
         if !port.is_busy(ctx.q.now()) {
             self.start_next(me, p, ctx);
-        } else if port.free_event_at != port.free_at && port.has_waiting() {
+        } else if port.free_event_at != port.free_at {
+            self.ask_port_free_if_waiting(me, p, ctx);
+        }
+    }
+
+    /// A busy port without a `PortFree` due: asks for one if frames wait. Out of line: rare (a
+    /// frame queued at a port with nothing queued behind the one leaving).
+    #[cold]
+    #[inline(never)]
+    fn ask_port_free_if_waiting(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
+        if self.ports[p as usize].has_waiting() {
             self.ask_port_free(me, p, ctx);
         }
     }
