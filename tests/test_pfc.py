@@ -105,21 +105,26 @@ def test_dcqcn_on_top_makes_the_unfairness_go_because_ecn_acts_before_pfc() -> N
     # Issue 26: XOFF (per ingress port) above Kmax (on the egress queue), as the DCQCN paper's
     # buffer guideline asks. With XOFF 40 KB, below Kmax, PFC paused T4's inputs long before the
     # queue was fully marked (1,840 XOFF in 60 ms) and H4 kept 12.3 Gb/s, Jain 0.979.
-    result = cnsim.run(
-        "pfc-unfairness",
-        set={
-            "congestion.scheme": "dcqcn",
-            "congestion.dcqcn.mark_on": "dequeue",
-            "duration_s": 0.06,
-            "report.window_s": [0.03, 0.06],
-        },
-    )
-    s = result.summary
-    assert s["frames"]["dropped"]["total"] == 0
-    assert s["control_frames"]["pfc_xoff"] < 50
-    assert s["metrics"]["fairness_index"] > 0.99
-    h4 = float(s["window"]["per_source"]["H4"]["throughput_bps"])
-    assert h4 == pytest.approx(10e9, rel=0.1)
+    # H4's share over the 30 ms window scatters with the run seed (DCQCN's rates oscillate:
+    # 8.8-10.5 Gb/s over seeds 1-3, any source 8.1-11.4), so its mean over three seeds is checked.
+    h4 = []
+    for seed in (1, 2, 3):
+        result = cnsim.run(
+            "pfc-unfairness",
+            seed=seed,
+            set={
+                "congestion.scheme": "dcqcn",
+                "congestion.dcqcn.mark_on": "dequeue",
+                "duration_s": 0.06,
+                "report.window_s": [0.03, 0.06],
+            },
+        )
+        s = result.summary
+        assert s["frames"]["dropped"]["total"] == 0
+        assert s["control_frames"]["pfc_xoff"] < 50
+        assert s["metrics"]["fairness_index"] > 0.99
+        h4.append(float(s["window"]["per_source"]["H4"]["throughput_bps"]))
+    assert sum(h4) / len(h4) == pytest.approx(10e9, rel=0.1)
 
 
 def test_victim_ecmp_sweep_shows_the_victim_slowed_as_t3_senders_join(tmp_path: Path) -> None:

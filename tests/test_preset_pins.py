@@ -1,11 +1,14 @@
 """Every seed preset's headline numbers, pinned exactly: frames generated, delivered and dropped
 by place, control frames, events, latency and the preset's metrics.
 
-The seed presets' pins were taken before the flows-and-hooks rework (2026-11-23) and still hold
-bit for bit (also through PFC's per-class queues); the PFC and seed 003 presets' were taken
-when they were added (2026-11-25): a change that moves any of
-them changed event order or a random stream. If that is intended (a modelling fix), update
-`data/preset_pins.json` in the same commit and say why in the commit message and the docs."""
+The seed presets' pins were taken before the flows-and-hooks rework (2026-11-23) and held bit
+for bit (also through PFC's per-class queues); the PFC and seed 003 presets' were taken when
+they were added (2026-11-25). All were re-taken on 2026-11-26 when switch ports went to one
+event per frame per hop, which changed the order of same-time events (every event count; the
+BCN and seed 003 presets' numbers within their seed-to-seed scatter, docs/performance.md). A
+change that moves any of them changed event order or a random stream. If that is intended (a
+modelling fix), update `data/preset_pins.json` in the same commit and say why in the commit
+message and the docs."""
 
 from __future__ import annotations
 

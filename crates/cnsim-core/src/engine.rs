@@ -30,8 +30,9 @@ pub(crate) type PortIdx = u16;
 /// What happens. Payloads are element indices; the elements hold the state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum EventKind {
-    /// A port finished serialising its current frame.
-    TxDone { node: NodeIdx, port: PortIdx },
+    /// A switch port's transmitter is free and frames wait (one event per frame per hop:
+    /// scheduled only then, `net/switch_tx.rs`).
+    PortFree { node: NodeIdx, port: PortIdx },
     /// The head frame of a port's pipe reaches the far end of the link.
     Arrive { node: NodeIdx, port: PortIdx },
     /// The peer's pause on one lane (802.3x, or one PFC class) of this sending port may have

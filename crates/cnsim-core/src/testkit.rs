@@ -87,5 +87,6 @@ impl TestNet {
                 element => self.net.dispatch(element),
             }
         }
+        self.net.settle_ports(end);
     }
 }

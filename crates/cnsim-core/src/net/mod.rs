@@ -13,10 +13,11 @@ pub(crate) mod scheduler;
 pub(crate) mod switch;
 pub(crate) mod switch_pause;
 pub(crate) mod switch_pfc;
+pub(crate) mod switch_tx;
 pub(crate) mod telemetry;
 
 use crate::cc::Scheme;
-use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
+use crate::engine::{EventQueue, NodeIdx, PortIdx};
 use crate::flow_control::Lane;
 use crate::flows::FlowTable;
 use crate::stats::{Counters, DropPlace};
@@ -120,14 +121,4 @@ impl Node {
             self.try_transmit(me, p, ctx);
         }
     }
-}
-
-/// Schedules the transmit-done event of a frame that just started.
-pub(crate) fn schedule_tx_done(
-    ctx: &mut Ctx,
-    done: crate::time::SimTime,
-    node: NodeIdx,
-    port: PortIdx,
-) {
-    ctx.q.schedule(done, EventKind::TxDone { node, port });
 }

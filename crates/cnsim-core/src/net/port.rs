@@ -3,6 +3,14 @@
 //! pause lanes (802.3x, and PFC's per class; wired to frames and events in `link_pause.rs`),
 //! and the pipe that carries frames across the link to the peer. A frame leaves the queue when
 //! its transmission starts, crosses the pipe in `delay`, and is handed to the peer node.
+//!
+//! One event per frame per hop: a frame is handed to the link whole when its transmission
+//! starts (it enters the pipe with its arrival time), so its arrival at the peer is the only
+//! event it costs here. The transmitter is busy until `free_at`; a switch port asks for a
+//! `PortFree` event only when frames wait behind the one leaving (`switch_tx.rs`), a host
+//! decides its next frame in its own wake-up (`host/nic.rs`). A switch port counts a frame in
+//! its statistics when its last bit leaves, as a transmit-done event did: lazily, at the next
+//! start or when the counters are read (`settle`).
 
 use std::collections::VecDeque;
 
@@ -45,12 +53,16 @@ pub(crate) struct Port {
     /// Output queues of a switch, one per class (hosts keep their data in VOQs instead).
     pub(crate) data_q: ClassQueues,
     pub(crate) data_bytes: u64,
-    /// The transmitter is serialising the pipe's last frame.
-    transmitting: bool,
+    /// The transmitter is busy until then (the last bit of the pipe's last frame leaves).
+    pub(crate) free_at: SimTime,
+    /// A `PortFree` event is due at this time (MAX: none); switch ports only.
+    pub(crate) free_event_at: SimTime,
+    /// A switch port's frame in transmission until `free_at`, not yet in `stats` (see
+    /// `settle`).
+    leaving: Leaving,
     /// Frames on the link with their arrival times, in order. A frame enters when its
     /// transmission starts, so it is copied once per hop (a separate "sending" slot cost two
-    /// more copies of the frame and a store-forwarding stall); only frames whose last bit has
-    /// left (all but the last one while `transmitting`) have an arrival event.
+    /// more copies of the frame and a store-forwarding stall); the head has an arrival event.
     pipe: VecDeque<(SimTime, Frame)>,
     /// IEEE 802.3x PAUSE: the peer holding all data, and this node holding the peer.
     pub(crate) pause: PauseLane,
@@ -61,6 +73,15 @@ pub(crate) struct Port {
     pub(crate) loss: Option<Box<LinkLoss>>,
     /// Serialisation times at `rate_bps` (a schedule may change it at any time).
     tx_timer: TxTimer,
+}
+
+/// A frame in transmission on a switch port, counted in the port's statistics once its last
+/// bit has left (at the port's `free_at`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Leaving {
+    pending: bool,
+    is_data: bool,
+    bytes: u32,
 }
 
 impl Port {
@@ -82,7 +103,9 @@ impl Port {
             ctrl_q: VecDeque::new(),
             data_q: ClassQueues::default(),
             data_bytes: 0,
-            transmitting: false,
+            free_at: SimTime::ZERO,
+            free_event_at: SimTime::MAX,
+            leaving: Leaving::default(),
             pipe: VecDeque::new(),
             pause: PauseLane::default(),
             pfc: None,
@@ -92,8 +115,16 @@ impl Port {
         }
     }
 
-    pub(crate) fn is_busy(&self) -> bool {
-        self.transmitting
+    /// The transmitter is serialising a frame at `now`.
+    #[inline]
+    pub(crate) fn is_busy(&self, now: SimTime) -> bool {
+        now < self.free_at
+    }
+
+    /// Frames wait in the control or data queues (paused or not).
+    #[inline]
+    pub(crate) fn has_waiting(&self) -> bool {
+        !self.ctrl_q.is_empty() || !self.data_q.is_empty()
     }
 
     /// 802.3x PAUSE from the peer holds all data.
@@ -107,57 +138,83 @@ impl Port {
         self.pfc.as_ref().map_or(0, |p| p.paused_mask(now))
     }
 
-    /// Starts sending `frame`; returns when its last bit leaves.
-    pub(crate) fn begin_tx(&mut self, frame: Frame, now: SimTime) -> SimTime {
-        debug_assert!(!self.transmitting, "{}: transmitter busy", self.name);
+    /// Hands `frame` to the link whole at `now`: it enters the pipe with its arrival time and
+    /// the transmitter is busy until its last bit leaves. Returns `Some(arrival)` when the
+    /// pipe was empty, i.e. the caller must schedule the pipe's next arrival.
+    fn put_on_link(&mut self, frame: Frame, now: SimTime) -> Option<SimTime> {
+        debug_assert!(!self.is_busy(now), "{}: transmitter busy", self.name);
         let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
-        let done = now + self.tx_timer.time(wire_bytes, self.rate_bps);
-        self.pipe.push_back((done + self.delay, frame));
-        self.transmitting = true;
-        done
+        self.free_at = now + self.tx_timer.time(wire_bytes, self.rate_bps);
+        let arrival = self.free_at + self.delay;
+        self.pipe.push_back((arrival, frame));
+        (self.pipe.len() == 1).then_some(arrival)
     }
 
-    /// The current frame has left: it enters the pipe. Returns `Some(arrival)` when the pipe
-    /// was empty, i.e. the caller must schedule the pipe's next arrival.
-    pub(crate) fn end_tx(&mut self, now: SimTime) -> Option<SimTime> {
-        assert!(self.transmitting, "{}: TxDone on an idle port", self.name);
-        self.transmitting = false;
-        let (arrival, frame) = self
-            .pipe
-            .back()
-            .expect("the frame being sent is in the pipe");
-        debug_assert_eq!(*arrival, now + self.delay);
+    fn count_sent(&mut self, bytes: u32, is_data: bool) {
         self.stats.tx_frames += 1;
-        self.stats.tx_bytes += frame.bytes as u64;
-        if frame.is_data() {
-            self.stats.data_tx_bytes += frame.bytes as u64;
+        self.stats.tx_bytes += bytes as u64;
+        if is_data {
+            self.stats.data_tx_bytes += bytes as u64;
         }
-        (self.pipe.len() == 1).then_some(*arrival)
+    }
+
+    /// Sends `frame` in one step (hosts): it enters the pipe at once with its arrival time,
+    /// and is counted at once; the port is free again at the returned time, when the caller
+    /// decides what to send next. Returns (end of transmission, `Some(arrival)` when the caller
+    /// must schedule the pipe's next arrival).
+    pub(crate) fn send_whole(&mut self, frame: Frame, now: SimTime) -> (SimTime, Option<SimTime>) {
+        let (bytes, is_data) = (frame.bytes, frame.is_data());
+        let arrival = self.put_on_link(frame, now);
+        self.count_sent(bytes, is_data);
+        (self.free_at, arrival)
+    }
+
+    /// Starts `frame` on a switch port: as `send_whole`, but the frame is counted when its last
+    /// bit leaves (at the next start, or when the counters are read: `settle`). Returns
+    /// (the previous frame was counted now: one more frame-hop, `Some(arrival)` as
+    /// `send_whole`).
+    pub(crate) fn start_whole(&mut self, frame: Frame, now: SimTime) -> (bool, Option<SimTime>) {
+        let counted = self.settle(now);
+        self.leaving = Leaving {
+            pending: true,
+            is_data: frame.is_data(),
+            bytes: frame.bytes,
+        };
+        (counted, self.put_on_link(frame, now))
+    }
+
+    /// Counts the switch port's frame in transmission if its last bit has left by `by`.
+    /// Returns true when it did (one frame-hop done).
+    pub(crate) fn settle(&mut self, by: SimTime) -> bool {
+        let Leaving {
+            pending,
+            is_data,
+            bytes,
+        } = self.leaving;
+        if !pending || self.free_at > by {
+            return false;
+        }
+        self.leaving.pending = false;
+        self.count_sent(bytes, is_data);
+        true
     }
 
     /// The pipe's head frame reaches the peer: returns it, and the arrival time of the next
-    /// frame when the caller must schedule it (it has left the transmitter).
+    /// frame, which the caller must schedule.
     pub(crate) fn pop_arrival(&mut self) -> (Frame, Option<SimTime>) {
         let (_, frame) = self.pipe.pop_front().expect("Arrive on an empty pipe");
-        let next_has_left = !(self.transmitting && self.pipe.len() == 1);
-        let next = self
-            .pipe
-            .front()
-            .filter(|_| next_has_left)
-            .map(|&(at, _)| at);
-        (frame, next)
+        (frame, self.pipe.front().map(|&(at, _)| at))
     }
 
     /// The frame being serialised, if any.
     #[cfg(test)]
-    pub(crate) fn sending(&self) -> Option<&Frame> {
+    pub(crate) fn sending(&self, now: SimTime) -> Option<&Frame> {
         self.pipe
             .back()
-            .filter(|_| self.transmitting)
+            .filter(|_| self.is_busy(now))
             .map(|(_, f)| f)
     }
 
-    /// The frame being serialised, to mark on its way out.
     /// Stamps the data frame just started with this egress's in-band telemetry (the queue it
     /// leaves behind, the bytes sent with it, the time, the rate: `cc/telemetry.rs`) if it
     /// belongs to a transported flow. Out of line: only schemes that ask for telemetry call it.
@@ -165,7 +222,7 @@ impl Port {
     pub(crate) fn stamp_telemetry(&mut self, now: SimTime, store: &mut TelemetryStore) {
         let (queue_bytes, sent_bytes, rate_bps) =
             (self.data_bytes, self.stats.tx_bytes, self.rate_bps);
-        let Some(frame) = self.sending_mut().filter(|f| f.seq != NO_SEQ) else {
+        let Some(frame) = self.just_started().filter(|f| f.seq != NO_SEQ) else {
             return;
         };
         let hop = HopTelemetry {
@@ -179,26 +236,15 @@ impl Port {
         }
     }
 
-    pub(crate) fn sending_mut(&mut self) -> Option<&mut Frame> {
-        let transmitting = self.transmitting;
-        self.pipe
-            .back_mut()
-            .filter(|_| transmitting)
-            .map(|(_, f)| f)
+    /// The frame whose transmission just started (the pipe's last), to stamp or mark it on
+    /// its way out.
+    pub(crate) fn just_started(&mut self) -> Option<&mut Frame> {
+        self.pipe.back_mut().map(|(_, f)| f)
     }
 
     /// The frame that arrives next, if any is on the link or being sent.
     pub(crate) fn pipe_head(&self) -> Option<&Frame> {
         self.pipe.front().map(|(_, f)| f)
-    }
-
-    /// Sends `frame` in one step (hosts): it enters the pipe at once with its arrival time, and
-    /// the port is free again at the returned time, when the caller decides what to send next.
-    /// Saves the transmit-done event when nothing needs the port at that moment. Returns (end
-    /// of transmission, `Some(arrival)` when the caller must schedule the pipe's next arrival).
-    pub(crate) fn send_whole(&mut self, frame: Frame, now: SimTime) -> (SimTime, Option<SimTime>) {
-        let done = self.begin_tx(frame, now);
-        (done, self.end_tx(done))
     }
 
     /// Adds or removes `delta` bytes of data queue, keeping the peak and the time integral.
@@ -247,34 +293,46 @@ mod tests {
     #[test]
     fn frame_takes_serialisation_plus_delay() {
         let mut p = port();
-        let done = p.begin_tx(Frame::data(0, 1, 1500, SimTime::ZERO), SimTime::ZERO);
+        let frame = Frame::data(0, 1, 1500, SimTime::ZERO);
+        let (done, arrival) = p.send_whole(frame, SimTime::ZERO);
         assert_eq!(done, SimTime::from_nanos(1200));
-        assert_eq!(p.end_tx(done), Some(SimTime::from_nanos(2200)));
+        assert_eq!(arrival, Some(SimTime::from_nanos(2200)));
+        assert!(p.is_busy(SimTime::from_nanos(1199)) && !p.is_busy(done));
         // A second frame behind it in the pipe needs no new arrival event.
-        p.begin_tx(Frame::data(0, 1, 1500, SimTime::ZERO), done);
-        assert_eq!(p.end_tx(SimTime::from_nanos(2400)), None);
+        assert_eq!(p.send_whole(frame, done).1, None);
+        assert_eq!(p.pop_arrival().1, Some(SimTime::from_nanos(3400)));
+        assert_eq!(p.stats.tx_frames, 2);
     }
 
     #[test]
-    fn only_frames_that_have_left_get_an_arrival() {
+    fn a_switch_port_counts_a_frame_when_its_last_bit_leaves() {
         let frame = Frame::data(0, 1, 1500, SimTime::ZERO);
         let mut p = port();
-        let done = p.begin_tx(frame, SimTime::ZERO);
-        assert_eq!(p.end_tx(done), Some(SimTime::from_nanos(2200)));
-        let done2 = p.begin_tx(frame, done);
-        // The first frame arrives while the second is still being serialised: no event yet.
-        assert_eq!(p.pop_arrival().1, None);
-        assert!(p.sending().is_some());
-        // When its last bit leaves it is alone on the link and gets its own event.
-        assert_eq!(p.end_tx(done2), Some(SimTime::from_nanos(3400)));
-        assert!(p.sending().is_none());
+        let (counted, arrival) = p.start_whole(frame, SimTime::ZERO);
+        assert!(!counted);
+        assert_eq!(arrival, Some(SimTime::from_nanos(2200)));
+        assert!(p.sending(SimTime::from_nanos(600)).is_some());
+        // Still leaving at 1199 ns: not counted; counted once its last bit left at 1200 ns.
+        assert!(!p.settle(SimTime::from_nanos(1199)));
+        assert_eq!(p.stats.tx_bytes, 0);
+        assert!(p.settle(SimTime::from_nanos(1200)));
+        assert_eq!((p.stats.tx_frames, p.stats.data_tx_bytes), (1, 1500));
+        assert!(!p.settle(SimTime::from_nanos(5000)), "counted once");
+        // The next start counts the frame before it, if nothing read the counters meanwhile.
+        let (counted, arrival) = p.start_whole(frame, SimTime::from_nanos(1200));
+        assert!(!counted && arrival.is_none());
+        let (counted, _) = p.start_whole(frame, SimTime::from_nanos(2400));
+        assert!(counted);
+        assert_eq!(p.stats.tx_frames, 2);
+        assert_eq!(p.data_frames_held(), 3);
 
-        // A long link: both frames have left, the first arrival names the second's.
+        // A long link: every frame has left; each arrival names the next one's.
         let mut long = Port::new("a->b".into(), 1, 0, 10e9, SimTime::from_micros(10));
-        let done = long.begin_tx(frame, SimTime::ZERO);
-        assert!(long.end_tx(done).is_some());
-        let done2 = long.begin_tx(frame, done);
-        assert_eq!(long.end_tx(done2), None);
+        assert!(long.start_whole(frame, SimTime::ZERO).1.is_some());
+        assert!(long
+            .start_whole(frame, SimTime::from_nanos(1200))
+            .1
+            .is_none());
         assert_eq!(long.pop_arrival().1, Some(SimTime::from_nanos(12_400)));
         assert_eq!(long.data_frames_held(), 1);
     }
@@ -283,7 +341,7 @@ mod tests {
     fn a_scheduled_rate_sets_the_serialisation_time() {
         let mut p = port();
         p.rate_bps = 2e9;
-        let done = p.begin_tx(Frame::data(0, 1, 1500, SimTime::ZERO), SimTime::ZERO);
+        let (done, _) = p.send_whole(Frame::data(0, 1, 1500, SimTime::ZERO), SimTime::ZERO);
         assert_eq!(done, SimTime::from_micros(6));
     }
 

@@ -81,7 +81,6 @@ impl ClassQueues {
             .map_or(0, |q| q.iter().map(|f| f.bytes as u64).sum())
     }
 
-    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.backlogged == 0
     }

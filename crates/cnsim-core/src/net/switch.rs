@@ -9,7 +9,8 @@
 //! buffered like data. The switch names no scheme: it calls the congestion-point hooks at
 //! enqueue and dequeue and forwards whatever message they return. With `[pfc]`, lossless
 //! classes are admitted by `switch_pfc.rs` instead of the buffer limits, and a port stops a
-//! class the peer has paused.
+//! class the peer has paused. The transmitters (one event per frame per hop) are in
+//! `switch_tx.rs`.
 
 use crate::cc::{CcMsg, CongestionPoint};
 use crate::engine::{NodeIdx, PortIdx};
@@ -19,7 +20,7 @@ use crate::net::frame::{Frame, Payload};
 use crate::net::port::Port;
 use crate::net::switch_pause::{PauseTriggers, Reconsider};
 use crate::net::switch_pfc::{Admission, SwitchPfc};
-use crate::net::{schedule_tx_done, Ctx};
+use crate::net::Ctx;
 use crate::scenario::{PauseTrigger, SwitchPause, N_CLASSES};
 use crate::stats::DropPlace;
 
@@ -211,7 +212,7 @@ impl Switch {
     }
 
     /// Sends a scheme's message about `about` back to that frame's source.
-    fn send_message(&mut self, me: NodeIdx, about: &Frame, msg: CcMsg, ctx: &mut Ctx) {
+    pub(super) fn send_message(&mut self, me: NodeIdx, about: &Frame, msg: CcMsg, ctx: &mut Ctx) {
         let bytes = msg.bytes(ctx.scheme);
         ctx.counters.control(msg.kind(), bytes);
         let mut reply = Frame::control(
@@ -233,66 +234,11 @@ impl Switch {
         self.try_transmit(me, back, ctx);
     }
 
-    /// Starts the next frame on port `p` if its transmitter is free. Inline: most calls (a
-    /// frame queued behind one being sent) end at the first test, which then costs no call.
-    #[inline]
-    pub(crate) fn try_transmit(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
-        if !self.ports[p as usize].is_busy() {
-            self.start_next(me, p, ctx);
-        }
-    }
-
-    /// `try_transmit` on a free transmitter: control first, then data the peer has not paused.
-    /// Out of line: inlined into `try_transmit`'s callers it made the compiler move
-    /// `update_pfc` out of line instead, 5% more instructions (callgrind, seed004-qcn).
-    #[inline(never)]
-    fn start_next(&mut self, me: NodeIdx, p: PortIdx, ctx: &mut Ctx) {
-        let now = ctx.q.now();
-        let port = &mut self.ports[p as usize];
-        if let Some(ctrl) = port.ctrl_q.pop_front() {
-            let done = port.begin_tx(ctrl, now);
-            schedule_tx_done(ctx, done, me, p);
-            return;
-        }
-        if port.is_paused(now) {
-            return;
-        }
-        let paused_classes = port.paused_classes(now);
-        let Some(frame) = port.data_q.pop(paused_classes) else {
-            return;
-        };
-        let bytes = frame.bytes as u64;
-        port.change_queue(now, false, bytes);
-        let queue_bytes = port.data_bytes;
-        let done = port.begin_tx(frame, now);
-        if self.stamps_telemetry {
-            port.stamp_telemetry(now, ctx.telemetry);
-        }
-        // The CP sees (and may mark) the frame on its way out, in the pipe.
-        let sent = port.sending_mut().expect("just started");
-        let about = self.cps[p as usize]
-            .as_mut()
-            .and_then(|cp| cp.on_dequeue(sent, queue_bytes))
-            .map(|msg| (msg, *sent));
-        let (ingress, class) = (sent.ingress as usize, sent.priority as usize);
-        schedule_tx_done(ctx, done, me, p);
-        self.memory_bytes -= bytes;
-        self.ingress_bytes[ingress] -= bytes;
-        if let Some(pfc) = self.pfc.as_mut() {
-            pfc.release(ingress, class, bytes);
-        }
-        self.update_pause(me, ingress, p as usize, ctx);
-        self.update_pfc(me, ingress, class, ctx);
-        if let Some((msg, about)) = about {
-            self.send_message(me, &about, msg, ctx);
-        }
-    }
-
     /// Re-evaluates the 802.3x triggers that a change at (input, output) may have flipped, and
     /// sends XOFF/XON where a port's wish changed. Inline up to the trigger's answer: without
     /// PAUSE it is one test, and with it most changes flip nothing, so only a flip pays a call.
     #[inline]
-    fn update_pause(&mut self, me: NodeIdx, input: usize, output: usize, ctx: &mut Ctx) {
+    pub(super) fn update_pause(&mut self, me: NodeIdx, input: usize, output: usize, ctx: &mut Ctx) {
         let Some(triggers) = self.pause.as_mut() else {
             return;
         };
@@ -322,7 +268,7 @@ impl Switch {
     /// Re-evaluates the PFC trigger of (input, class) after a change there. Inline up to
     /// whether PFC is on (one test without it, as `update_pause`).
     #[inline]
-    fn update_pfc(&mut self, me: NodeIdx, input: usize, class: usize, ctx: &mut Ctx) {
+    pub(super) fn update_pfc(&mut self, me: NodeIdx, input: usize, class: usize, ctx: &mut Ctx) {
         if self.pfc.is_some() {
             self.update_pfc_lanes(me, input, class, ctx);
         }

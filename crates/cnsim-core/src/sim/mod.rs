@@ -3,7 +3,7 @@
 //! probes and the report window. It knows no protocol. A run ends as a [`FinishedRun`], which
 //! the report is made from.
 
-mod build;
+pub(crate) mod build;
 mod network;
 mod prefetch;
 mod probe;
@@ -254,6 +254,7 @@ impl Simulation {
         } else {
             self.net.q.now()
         };
+        self.net.settle_ports(simulated_until);
         let window = self.window_counters();
         FinishedRun {
             scenario: self.scenario,
@@ -380,6 +381,9 @@ impl Simulation {
 
     fn on_probe(&mut self) {
         let now = self.net.q.now();
+        // A frame whose last bit leaves at this very time is not yet counted: the probe was
+        // scheduled an interval ago, before that frame's transmit-done event would have been.
+        self.net.settle_ports(now.saturating_sub(SimTime(1)));
         probe::sample(
             &mut self.probe_state,
             &mut self.net.nodes,

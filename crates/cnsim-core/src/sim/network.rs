@@ -12,6 +12,7 @@ use crate::net::path;
 use crate::net::telemetry::TelemetryStore;
 use crate::net::{Ctx, Node};
 use crate::stats::{Counters, DropPlace, HostCounters};
+use crate::time::SimTime;
 
 pub(crate) struct Network {
     pub(crate) nodes: Vec<Node>,
@@ -69,7 +70,12 @@ impl Network {
     #[inline(always)]
     pub(crate) fn dispatch(&mut self, ev: EventKind) {
         match ev {
-            EventKind::TxDone { node, port } => self.on_tx_done(node, port),
+            EventKind::PortFree { node, port } => {
+                let (nodes, mut ctx) = self.ctx();
+                if let Node::Switch(s) = &mut nodes[node as usize] {
+                    s.on_port_free(node, port, &mut ctx);
+                }
+            }
             EventKind::Arrive { node, port } => self.on_arrive(node, port),
             EventKind::PauseExpire { node, port, lane } => {
                 let (nodes, mut ctx) = self.ctx();
@@ -119,14 +125,17 @@ impl Network {
         }
     }
 
-    fn on_tx_done(&mut self, node: NodeIdx, port: PortIdx) {
-        let (nodes, mut ctx) = self.ctx();
-        let n = &mut nodes[node as usize];
-        if let Some(arrival) = n.port_mut(port).end_tx(ctx.q.now()) {
-            ctx.q.schedule(arrival, EventKind::Arrive { node, port });
+    /// Counts in the switch ports' statistics (and frame-hops) every frame whose last bit has
+    /// left by `by`: before the counters are read, since a switch port counts a frame lazily
+    /// (`Port::settle`).
+    pub(crate) fn settle_ports(&mut self, by: SimTime) {
+        for node in &mut self.nodes {
+            if let Node::Switch(s) = node {
+                for port in &mut s.ports {
+                    self.counters.frame_hops += port.settle(by) as u64;
+                }
+            }
         }
-        ctx.counters.frame_hops += 1;
-        n.try_transmit(node, port, &mut ctx);
     }
 
     /// The head of `node`'s pipe on `port` reaches the peer.

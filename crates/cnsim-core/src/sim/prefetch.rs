@@ -58,7 +58,7 @@ fn port_of(nodes: &[Node], node: NodeIdx, port: PortIdx) -> Option<&Port> {
 /// Stage one: the state the event's handler starts from.
 fn element(ev: EventKind, nodes: &[Node], sources: &[Source]) {
     match ev {
-        EventKind::TxDone { node, port } | EventKind::Arrive { node, port } => {
+        EventKind::PortFree { node, port } | EventKind::Arrive { node, port } => {
             if let Some(p) = port_of(nodes, node, port) {
                 lines(p);
             }
