@@ -14,6 +14,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
@@ -333,19 +334,8 @@ def run(
     command line. `progress` is True for a progress bar on stderr, or a callable that gets the
     simulated fraction done (0..1).
     """
-    text = scenario_text(scenario)
-    _refuse_sweep(scenario, text)
-    pairs = override_pairs(set)
-    seed = check_seed(seed)
-    with _progress_callback(progress) as (callback, stage):
-        raw = native().run(
-            text,
-            overrides=pairs,
-            seed=seed,
-            progress=callback,
-            base_dir=base_dir(scenario),
-            stage=stage,
-        )
+    call = _NativeCall.of(scenario, seed, set)
+    raw = call.run(progress)
     # After the run: a bad scenario is reported without waiting for pandas.
     from cnsim.result import Result
 
@@ -370,23 +360,11 @@ def run_to_dir(
     from cnsim.result import Result
     from cnsim.stream import StreamWriter
 
-    text = scenario_text(scenario)
-    _refuse_sweep(scenario, text)
-    pairs = override_pairs(set)
-    seed = check_seed(seed)
+    call = _NativeCall.of(scenario, seed, set)
     with outputs.staged_run_dir(out_dir) as folder:
         writer = StreamWriter(folder.path)
         try:
-            with _progress_callback(progress) as (callback, stage):
-                raw = native().run(
-                    text,
-                    overrides=pairs,
-                    seed=seed,
-                    progress=callback,
-                    base_dir=base_dir(scenario),
-                    stage=stage,
-                    sink=writer,
-                )
+            raw = call.run(progress, sink=writer)
         except BaseException:
             writer.abort()
             raise
@@ -394,6 +372,36 @@ def run_to_dir(
         result = Result.from_native(raw, streamed=writer.tables(folder))
         outputs.write_contents(result, folder.path, plots=plots)
     return result
+
+
+@dataclass(frozen=True)
+class _NativeCall:
+    """A run's arguments for the core, checked before anything is written: the scenario's
+    text (not a sweep), its overrides, its seed and the folder its relative paths start from."""
+
+    text: str
+    pairs: list[tuple[str, str]]
+    seed: int | None
+    base_dir: str | None
+
+    @classmethod
+    def of(cls, scenario: Scenario, seed: int | None, overrides: Overrides) -> _NativeCall:
+        text = scenario_text(scenario)
+        _refuse_sweep(scenario, text)
+        return cls(text, override_pairs(overrides), check_seed(seed), base_dir(scenario))
+
+    def run(self, progress: ProgressArg, sink: Any = None) -> Any:
+        """The core's run, with `progress` shown or called; `sink` takes streamed batches."""
+        with _progress_callback(progress) as (callback, stage):
+            return native().run(
+                self.text,
+                overrides=self.pairs,
+                seed=self.seed,
+                progress=callback,
+                base_dir=self.base_dir,
+                stage=stage,
+                sink=sink,
+            )
 
 
 def scenario_name(scenario: Scenario, *, set: Overrides = None) -> str:
