@@ -577,20 +577,26 @@ def steady_state(
       deviation of `queue_bytes` of `port` over the probes (instantaneous samples);
     - `steady_throughput_bps`: mean `port_tx_bps` of `port`;
     - `steady_n_flows`: rate limiters (`rp_rate_bps` entities matching `entities`) with a sample
-      in the window (0, and NaN rate statistics, in a run without rate limiters);
-    - `steady_rate_mean_bps`, `steady_rate_cv`: mean of every limiter's CR sample in the window
-      pooled, and their standard deviation over that mean: the rate oscillation, in time and
-      across flows together;
-    - `steady_fairness_index`: Jain's index over the limiters' time-mean CR.
+      in the window; in a run without rate limiters, transported flows with a congestion
+      controller (`flow_rx_bps` entities: a window scheme such as DCTCP, HPCC, Swift); 0, and
+      NaN rate statistics, without either;
+    - `steady_rate_mean_bps`, `steady_rate_cv`: mean of every limiter's CR sample (of every
+      flow's delivered rate) in the window pooled, and their standard deviation over that mean:
+      the rate oscillation, in time and across flows together;
+    - `steady_fairness_index`: Jain's index over the limiters' time-mean CR (the flows'
+      time-mean delivered rate).
     """
     start, end = float(window_s[0]), float(window_s[1])
     queue = in_window(wide(timeseries, "queue_bytes", [port])[port], [start, end]).dropna()
     if queue.empty:
         raise ValueError(f"no probe of {port!r} within [{start}, {end}] s")
     tx = in_window(wide(timeseries, "port_tx_bps", [port])[port], [start, end]).dropna()
-    if (timeseries["metric"] == "rp_rate_bps").any():
+    metrics = timeseries["metric"]
+    if (metrics == "rp_rate_bps").any():
         rates = wide(timeseries, "rp_rate_bps", entities)
-    else:  # no rate limiter in the run (a window-based scheme: DCTCP): no rate statistics
+    elif (metrics == "flow_rx_bps").any():  # no rate limiter: a window scheme's flows
+        rates = wide(timeseries, "flow_rx_bps", entities)
+    else:  # neither: no rate statistics
         rates = queue.to_frame().iloc[:, :0]
     rates = rates[(rates.index >= start) & (rates.index <= end)]
     rates = rates.dropna(axis=1, how="all")

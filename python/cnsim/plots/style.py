@@ -46,6 +46,7 @@ AXIS_NAMES = {
     "rp_feedback": "feedback held by the rate limiter",
     "cc_window_bytes": "congestion window",
     "cc_rate_bps": "sender pacing rate",
+    "flow_rx_bps": "flow delivered rate",
     "throughput_bps": "throughput",
     "peak_queue_bytes": "peak queue",
     "mean_queue_bytes": "mean queue",

@@ -412,6 +412,7 @@ pub const METRICS: &[&str] = &[
     "rp_feedback",
     "cc_window_bytes",
     "cc_rate_bps",
+    "flow_rx_bps",
 ];
 
 impl Scenario {

@@ -387,6 +387,7 @@ impl Simulation {
         probe::sample(
             &mut self.probe_state,
             &mut self.net.nodes,
+            &self.net.flows,
             &mut self.recorder,
             now,
             self.probe_interval,

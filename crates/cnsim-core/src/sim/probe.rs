@@ -5,6 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::flows::FlowTable;
 use crate::ids::{FlowId, NO_FLOW};
 use crate::net::host::Host;
 use crate::net::port::Port;
@@ -28,14 +29,21 @@ pub(crate) struct ProbeState {
     prev_pfc: Vec<Vec<PfcProbe>>,
     /// Entities "node->peer:c3" of the class queues, per switch port; made on first use.
     class_entity: Vec<Vec<[Option<u32>; N_CLASSES]>>,
-    /// Entities "host->dst#flow" of transported flows' congestion controllers, by flow.
-    controller_entity: FxHashMap<FlowId, u32>,
+    /// Per transported flow with a congestion controller: its series' entity
+    /// ("host->dst#flow") and its delivered bytes at the previous probe (`flow_rx_bps`).
+    controllers: FxHashMap<FlowId, ControllerProbe>,
     /// Per-tier sums: a host's limiters and controllers report as the host's tier.
     tiers: bool,
 }
 
 /// Per class of one port: time paused at the previous probe, and the series' entity.
 type PfcProbe = [(SimTime, Option<u32>); N_CLASSES];
+
+/// A controlled flow's series entity and its delivered bytes at the previous probe.
+struct ControllerProbe {
+    entity: u32,
+    delivered_bytes: u64,
+}
 
 impl ProbeState {
     /// The probes of `nodes`: each element its own entity, or with `tiers` its tier's (the
@@ -78,7 +86,7 @@ impl ProbeState {
                 .iter()
                 .map(|n| vec![[None; N_CLASSES]; n.ports().len()])
                 .collect(),
-            controller_entity: FxHashMap::default(),
+            controllers: FxHashMap::default(),
             tiers,
         }
     }
@@ -122,6 +130,7 @@ fn tier_names(nodes: &[Node]) -> Vec<String> {
 pub(crate) fn sample(
     st: &mut ProbeState,
     nodes: &mut [Node],
+    flows: &FlowTable,
     rec: &mut Recorder,
     now: SimTime,
     interval: SimTime,
@@ -135,7 +144,8 @@ pub(crate) fn sample(
                 let tier = st.tiers.then_some(entity);
                 let prev = &mut st.prev_host[i];
                 sample_host(h, entity, prev, &st.host_names, rec, per_s, st.tiers);
-                sample_controllers(h, tier, &mut st.controller_entity, &st.host_names, rec);
+                let names = &st.host_names;
+                sample_controllers(h, tier, &mut st.controllers, names, flows, rec, per_s);
             }
             Node::Switch(s) => sample_switch(s, entity, rec),
         }
@@ -227,29 +237,39 @@ fn sample_host(
 }
 
 /// The window and pacing rate of each transported flow's congestion controller (a scheme's
-/// sender hook: DCTCP, TIMELY, HPCC...), named as its queue pair's limiter, `host->dst#flow`.
+/// sender hook: DCTCP, TIMELY, HPCC...), named as its queue pair's limiter, `host->dst#flow`,
+/// and the flow's delivered data rate over the interval (`flow_rx_bps`: the bytes its
+/// receiver accepted, whatever the scheme; the rate the steady metrics use without limiters).
 fn sample_controllers(
     h: &Host,
     tier: Option<u32>,
-    entities: &mut FxHashMap<FlowId, u32>,
+    controllers: &mut FxHashMap<FlowId, ControllerProbe>,
     host_names: &[String],
+    flows: &FlowTable,
     rec: &mut Recorder,
+    per_s: f64,
 ) {
     let Some(tp) = h.transports.as_deref() else {
         return;
     };
     for (flow, dst, window_bytes, rate_bps) in tp.controllers() {
-        let e = tier.unwrap_or_else(|| {
-            *entities.entry(flow).or_insert_with(|| {
+        let probe = controllers.entry(flow).or_insert_with(|| ControllerProbe {
+            entity: tier.unwrap_or_else(|| {
                 rec.entity(&format!("{}->{}#{flow}", h.name, host_names[dst as usize]))
-            })
+            }),
+            // A flow first seen here started within the interval: it delivered from 0.
+            delivered_bytes: 0,
         });
+        let e = probe.entity;
         if let Some(w) = window_bytes {
             rec.record("cc_window_bytes", e, w);
         }
         if let Some(r) = rate_bps {
             rec.record("cc_rate_bps", e, r);
         }
+        let delivered = flows.flows[flow as usize].delivered_bytes;
+        let bytes = delivered - std::mem::replace(&mut probe.delivered_bytes, delivered);
+        rec.record("flow_rx_bps", e, bytes as f64 * 8.0 * per_s);
     }
 }
 
