@@ -51,8 +51,8 @@ pub(crate) struct Locality {
 }
 
 impl LocalitySpec {
-    /// Fills in the rack and pod sizes a generated topology has (what the user gave is kept
-    /// and checked against it by `checked`).
+    /// Fills in the rack and pod sizes a generated topology has; sizes the user gave are kept
+    /// (another grouping of the same host order), and `checked` only asks for whole pods.
     pub(super) fn fill_from(&mut self, layout: &Layout) {
         self.hosts_per_rack.get_or_insert(layout.hosts_per_rack);
         self.racks_per_pod.get_or_insert(layout.racks_per_pod);
