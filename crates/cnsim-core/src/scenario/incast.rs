@@ -122,24 +122,7 @@ impl Scenario {
         };
         size.validate(&format!("{path}.size"))?;
         check_priority(&c, t.priority)?;
-        if !(64..=crate::error::MAX_FRAME_BYTES).contains(&t.frame_bytes) {
-            return Err(c.fail(
-                "frame_bytes",
-                format!(
-                    "must be in [64, {}] (got {})",
-                    crate::error::MAX_FRAME_BYTES,
-                    t.frame_bytes
-                ),
-            ));
-        }
-        c.time_non_negative("start_s", t.start_s)?;
-        if let Some(stop) = t.stop_s {
-            c.time_positive("stop_s", stop)?;
-            if stop <= t.start_s {
-                return Err(c.fail("stop_s", format!("must be after start_s (got {stop})")));
-            }
-        }
-        Ok(())
+        super::validate::check_frame_and_times(&c, t)
     }
 }
 

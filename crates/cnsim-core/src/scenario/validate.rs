@@ -260,20 +260,7 @@ impl Scenario {
             },
             TrafficKind::Saturate | TrafficKind::FlowTrace | TrafficKind::Incast => {}
         }
-        if !(64..=MAX_FRAME_BYTES).contains(&t.frame_bytes) {
-            return Err(c.fail(
-                "frame_bytes",
-                format!("must be in [64, {MAX_FRAME_BYTES}] (got {})", t.frame_bytes),
-            ));
-        }
-        c.time_non_negative("start_s", t.start_s)?;
-        if let Some(stop) = t.stop_s {
-            c.time_positive("stop_s", stop)?;
-            if stop <= t.start_s {
-                return Err(c.fail("stop_s", format!("must be after start_s (got {stop})")));
-            }
-        }
-        Ok(())
+        check_frame_and_times(&c, t)
     }
 
     fn check_dst(
@@ -290,6 +277,24 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// Any entry's frame size and its start and stop times (frame sources, flows, incasts).
+pub(super) fn check_frame_and_times(c: &Check, t: &TrafficSpec) -> Result<(), ConfigError> {
+    if !(64..=MAX_FRAME_BYTES).contains(&t.frame_bytes) {
+        return Err(c.fail(
+            "frame_bytes",
+            format!("must be in [64, {MAX_FRAME_BYTES}] (got {})", t.frame_bytes),
+        ));
+    }
+    c.time_non_negative("start_s", t.start_s)?;
+    if let Some(stop) = t.stop_s {
+        c.time_positive("stop_s", stop)?;
+        if stop <= t.start_s {
+            return Err(c.fail("stop_s", format!("must be after start_s (got {stop})")));
+        }
+    }
+    Ok(())
 }
 
 /// Defaults of `[limits]`.
