@@ -156,6 +156,13 @@ impl Forwarding {
         }
     }
 
+    /// The entry `port_for` reads for a frame to `dst` (what a prefetch hint loads:
+    /// `sim/prefetch.rs`).
+    #[inline]
+    pub(crate) fn entry_for(&self, dst: u32) -> Option<&u16> {
+        self.next.get(self.attach.get(dst as usize)?.edge as usize)
+    }
+
     /// The port of a frame whose next hop is the ECMP group `next` (`GROUP_BIT` set).
     #[inline(never)]
     fn group_port(&self, next: u16, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {

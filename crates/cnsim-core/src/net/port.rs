@@ -247,6 +247,12 @@ impl Port {
         self.pipe.front().map(|(_, f)| f)
     }
 
+    /// Hands `each` the pipe's first two entries (the arriving frame and the next arrival
+    /// time `pop_arrival` reads): a prefetch hint's targets (`sim/prefetch.rs`).
+    pub(crate) fn pipe_front_two(&self, mut each: impl FnMut(&(SimTime, Frame))) {
+        self.pipe.iter().take(2).for_each(&mut each);
+    }
+
     /// Adds or removes `delta` bytes of data queue, keeping the peak and the time integral.
     pub(crate) fn change_queue(&mut self, now: SimTime, added: bool, bytes: u64) {
         let dt = (now - self.stats.last_queue_change).ps() as f64;

@@ -70,6 +70,17 @@ impl ClassQueues {
         queue.back_mut().expect("just pushed")
     }
 
+    /// A frame of `class` may leave without being queued: nothing is queued and the
+    /// discipline is strict priority (DWRR keeps per-visit state a frame's passage updates).
+    /// Marks the class used, as queuing the frame would have (`Switch::pass_through`).
+    pub(crate) fn pass_through(&mut self, class: u8) -> bool {
+        if self.backlogged != 0 || self.dwrr.is_some() {
+            return false;
+        }
+        self.used |= 1 << class;
+        true
+    }
+
     /// The classes that have had frames, as a bit mask.
     pub(crate) fn used(&self) -> u8 {
         self.used
@@ -83,6 +94,11 @@ impl ClassQueues {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.backlogged == 0
+    }
+
+    /// Class 0's head frame: what a prefetch hint loads (`sim/prefetch.rs`).
+    pub(crate) fn front(&self) -> Option<&Frame> {
+        self.class0.front()
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Frame> {

@@ -45,6 +45,9 @@ pub(crate) struct Switch {
     pub(crate) pause: Option<PauseTriggers>,
     /// Congestion point of each output queue (None: CP detection off or no scheme).
     pub(crate) cps: Vec<Option<CongestionPoint>>,
+    /// Some port has a congestion point: the queue path reads `cps` only then (an entry read
+    /// per frame was a cache miss per hop on a large fabric without any).
+    pub(crate) has_cps: bool,
     pub(crate) dropped_frames: u64,
     /// PFC ingress accounting and triggers (`[pfc]`).
     pub(crate) pfc: Option<Box<SwitchPfc>>,
@@ -65,6 +68,7 @@ impl Switch {
             ingress_bytes: Vec::new(),
             pause: pause.map(|cfg| PauseTriggers::new(cfg, 0)),
             cps: Vec::new(),
+            has_cps: false,
             dropped_frames: 0,
             pfc: None,
             stamps_telemetry: false,
@@ -192,6 +196,10 @@ impl Switch {
         }
         self.memory_bytes += bytes;
         self.peak_memory_bytes = self.peak_memory_bytes.max(self.memory_bytes);
+        if self.pass_through(me, in_port, out as PortIdx, &frame, ctx) {
+            self.memory_bytes -= bytes;
+            return;
+        }
         self.ingress_bytes[in_port as usize] += bytes;
         let port = &mut self.ports[out];
         port.change_queue(now, true, bytes);
@@ -199,9 +207,9 @@ impl Switch {
         // The CP sees (and may mark) the frame where it is queued.
         let queued = port.data_q.push_back(frame);
         queued.ingress = in_port;
-        let about = self.cps[out]
-            .as_mut()
-            .and_then(|cp| cp.on_enqueue(queued, queue_bytes))
+        let about = (self.cps.get_mut(out))
+            .filter(|_| self.has_cps)
+            .and_then(|cp| cp.as_mut()?.on_enqueue(queued, queue_bytes))
             .map(|msg| (msg, *queued));
         if let Some((msg, about)) = about {
             self.send_message(me, &about, msg, ctx);

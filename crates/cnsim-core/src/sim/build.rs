@@ -135,6 +135,7 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
                 );
                 cpid += 1;
             }
+            sw.has_cps = sw.cps.iter().any(Option::is_some);
         }
         nodes.push(Node::Switch(Box::new(sw)));
     }

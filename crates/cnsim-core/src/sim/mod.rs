@@ -208,7 +208,7 @@ impl Simulation {
         };
         while let Some(ev) = self.net.q.pop_until(end) {
             if self.prefetch {
-                prefetch::ahead(&self.net.q, &self.net.nodes, &self.sources);
+                prefetch::ahead(&self.net.q, &self.net.nodes, &self.sources, &self.net.flows);
             }
             self.dispatch(ev);
             let processed = self.net.q.processed();

@@ -2,12 +2,17 @@
 //! its event comes (thousands of other events ran since it was last touched), and the loop
 //! waited on one cache miss after another. The next events are known (the event queue's
 //! current slot is a sorted run), so the loop asks the CPU to start loading what they will
-//! touch, in two stages one event apart. While an event is handled, the third event after it
-//! gets its element loaded (its port, source or host), and the second event after it what
-//! that element points at (loaded by the previous round): the frame at the head of a pipe, the
-//! receiving or sending host. A third stage (the switch output port a frame will be queued on,
-//! through the forwarding table) and looking one event nearer or further did not help
-//! (docs/performance.md).
+//! touch, in four stages one event apart, each reading only what the stage before loaded for
+//! that event one event earlier. While an event is handled:
+//! - the fourth event after it gets its element loaded (its port, source or host);
+//! - the third, what that element points at: the first two entries of the pipe (the arriving
+//!   frame, and the next arrival time the handler reads), the node the frame arrives at;
+//! - the second, the forwarding entry that switch reads for the frame;
+//! - the next one, the output port the frame will be queued on (and its congestion point, if
+//!   the switch has any), or at a host the frame's flow record.
+//!
+//! The first two stages were there first (docs/performance.md); the last two took the
+//! 6,144-host fabric's loop about 10% further (docs/performance.md, "Session 14").
 //!
 //! The prefetches cost instructions (14% more on the 1024-host tree), and on a small network
 //! everything stays in the cache, so the loop prefetches only when the elements' state is
@@ -18,6 +23,8 @@
 //! (docs/performance.md).
 
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
+use crate::flows::FlowTable;
+use crate::net::frame::Frame;
 use crate::net::port::Port;
 use crate::net::Node;
 use crate::traffic::Source;
@@ -42,12 +49,18 @@ pub(super) fn worthwhile(nodes: &[Node], sources: &[Source]) -> bool {
 }
 
 /// Prefetches for the events after the one about to be dispatched.
-pub(super) fn ahead(q: &EventQueue, nodes: &[Node], sources: &[Source]) {
-    if let Some(ev) = q.peek_ahead(2) {
+pub(super) fn ahead(q: &EventQueue, nodes: &[Node], sources: &[Source], flows: &FlowTable) {
+    if let Some(ev) = q.peek_ahead(4) {
         element(ev, nodes, sources);
     }
-    if let Some(ev) = q.peek_ahead(1) {
+    if let Some(ev) = q.peek_ahead(3) {
         targets(ev, nodes, sources);
+    }
+    if let Some(ev) = q.peek_ahead(2) {
+        route(ev, nodes);
+    }
+    if let Some(ev) = q.peek_ahead(1) {
+        output(ev, nodes, flows);
     }
 }
 
@@ -84,11 +97,18 @@ fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
             let Some(p) = port_of(nodes, node, port) else {
                 return;
             };
-            if let Some(head) = p.pipe_head() {
-                lines(head);
+            p.pipe_front_two(|entry| first_line(entry));
+            match nodes.get(p.peer_node as usize) {
+                Some(Node::Host(h)) => lines(&**h),
+                Some(Node::Switch(s)) => lines(&**s),
+                None => {}
             }
-            if let Some(Node::Host(h)) = nodes.get(p.peer_node as usize) {
-                lines(&**h);
+        }
+        EventKind::PortFree { node, port } => {
+            if let Some(p) = port_of(nodes, node, port) {
+                if let Some(f) = p.data_q.front() {
+                    lines(f);
+                }
             }
         }
         EventKind::SourceArrival(s) => {
@@ -99,6 +119,59 @@ fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
         }
         _ => {}
     }
+}
+
+/// The frame arriving by `Arrive { node, port }` and the switch it arrives at.
+fn arriving(nodes: &[Node], node: NodeIdx, port: PortIdx) -> Option<(&Frame, &Node)> {
+    let p = port_of(nodes, node, port)?;
+    Some((p.pipe_head()?, nodes.get(p.peer_node as usize)?))
+}
+
+/// Stage three: the forwarding entry a switch reads for the arriving frame.
+fn route(ev: EventKind, nodes: &[Node]) {
+    if let EventKind::Arrive { node, port } = ev {
+        if let Some((frame, Node::Switch(s))) = arriving(nodes, node, port) {
+            if let Some(entry) = s.route.entry_for(frame.dst) {
+                first_line(entry);
+            }
+        }
+    }
+}
+
+/// Stage four: the output port the arriving frame is queued on, or its flow at a host.
+fn output(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
+    if let EventKind::Arrive { node, port } = ev {
+        match arriving(nodes, node, port) {
+            Some((frame, Node::Switch(s))) => {
+                let out = s.route.port(frame) as usize;
+                if let Some(port) = s.ports.get(out) {
+                    lines(port);
+                }
+                if let Some(cp) = s.cps.get(out).filter(|_| s.has_cps) {
+                    first_line(cp);
+                }
+            }
+            Some((frame, Node::Host(_))) => {
+                if let Some(f) = flows.flows.get(frame.flow_id as usize) {
+                    lines(f);
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// Asks the CPU to bring the cache line `value` starts in.
+#[inline]
+fn first_line<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch reads nothing and cannot fault; `value` is a live reference.
+        unsafe { _mm_prefetch((value as *const T).cast::<i8>(), _MM_HINT_T0) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 /// Asks the CPU to bring every cache line of `value` into the cache.
