@@ -97,7 +97,7 @@ fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
             let Some(p) = port_of(nodes, node, port) else {
                 return;
             };
-            p.pipe_front_two(|entry| first_line(entry));
+            p.pipe_front_two(first_line);
             match nodes.get(p.peer_node as usize) {
                 Some(Node::Host(h)) => lines(&**h),
                 Some(Node::Switch(s)) => lines(&**s),
