@@ -5,8 +5,9 @@
 //! of 2^16 ps (65.5 ns); the events of the next `WHEEL_SLOTS - 1` slots (268 us) sit in
 //! unsorted per-slot buckets, and anything later (PAUSE and scheme timers, the probe) in a
 //! 4-ary heap (`far`). Scheduling into a bucket is O(1); a bucket is sorted only when the clock
-//! reaches its slot (it holds one to a few events) and then is the current run, popped from its
-//! head in place. The pop order is exactly the single heap's (same keys, same comparison): the
+//! reaches its slot (one to a few events on small networks, by comparison; a thousand or more
+//! on a large fabric, by a stable radix sort on the time within the slot, exact because a bucket
+//! is filled in sequence order) and then is the current run, popped from its head in place. The pop order is exactly the single heap's (same keys, same comparison): the
 //! current run holds every pending event of slot <= `cur_slot`, everything else lies in later
 //! slots.
 //!
