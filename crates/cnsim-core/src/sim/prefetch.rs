@@ -6,8 +6,10 @@
 //! that event one event earlier. While an event is handled:
 //! - the fourth event after it gets its element loaded (its port, source or host);
 //! - the third, what that element points at: the first two entries of the pipe (the arriving
-//!   frame, and the next arrival time the handler reads), the node the frame arrives at;
-//! - the second, the forwarding entry that switch reads for the frame;
+//!   frame, and the next arrival time the handler reads), the node the frame arrives at; a
+//!   waking host's next VOQ;
+//! - the second, the forwarding entry that switch reads for the frame; the flow record that
+//!   VOQ sends from;
 //! - the next one, the output port the frame will be queued on (and its congestion point, if
 //!   the switch has any), or at a host the frame's flow record.
 //!
@@ -57,7 +59,7 @@ pub(super) fn ahead(q: &EventQueue, nodes: &[Node], sources: &[Source], flows: &
         targets(ev, nodes, sources);
     }
     if let Some(ev) = q.peek_ahead(2) {
-        route(ev, nodes);
+        route(ev, nodes, flows);
     }
     if let Some(ev) = q.peek_ahead(1) {
         output(ev, nodes, flows);
@@ -117,7 +119,19 @@ fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
                 lines(&**h);
             }
         }
+        EventKind::HostWake { node, .. } => {
+            if let Some(voq) = host(nodes, node).and_then(|h| h.next_voq()) {
+                lines(voq);
+            }
+        }
         _ => {}
+    }
+}
+
+fn host(nodes: &[Node], node: NodeIdx) -> Option<&crate::net::host::Host> {
+    match nodes.get(node as usize)? {
+        Node::Host(h) => Some(h),
+        Node::Switch(_) => None,
     }
 }
 
@@ -127,14 +141,24 @@ fn arriving(nodes: &[Node], node: NodeIdx, port: PortIdx) -> Option<(&Frame, &No
     Some((p.pipe_head()?, nodes.get(p.peer_node as usize)?))
 }
 
-/// Stage three: the forwarding entry a switch reads for the arriving frame.
-fn route(ev: EventKind, nodes: &[Node]) {
-    if let EventKind::Arrive { node, port } = ev {
-        if let Some((frame, Node::Switch(s))) = arriving(nodes, node, port) {
-            if let Some(entry) = s.route.entry_for(frame.dst) {
-                first_line(entry);
+/// Stage three: the forwarding entry a switch reads for the arriving frame; the flow a waking
+/// host's next VOQ sends from.
+fn route(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
+    match ev {
+        EventKind::Arrive { node, port } => {
+            if let Some((frame, Node::Switch(s))) = arriving(nodes, node, port) {
+                if let Some(entry) = s.route.entry_for(frame.dst) {
+                    first_line(entry);
+                }
             }
         }
+        EventKind::HostWake { node, .. } => {
+            let voq = host(nodes, node).and_then(|h| h.next_voq());
+            if let Some(f) = voq.and_then(|v| flows.flows.get(*v.flows.front()? as usize)) {
+                lines(f);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -136,6 +136,12 @@ impl Host {
         None
     }
 
+    /// The VOQ the NIC's next decision looks at first (the ring's head): what a prefetch hint
+    /// loads (`sim/prefetch.rs`).
+    pub(crate) fn next_voq(&self) -> Option<&Voq> {
+        self.voqs.get(*self.ring.front()? as usize)
+    }
+
     /// A VOQ found without work is out of the ring (its slot is freed if nothing else holds it).
     fn leave_ring(&mut self, slot: u32) {
         self.voqs[slot as usize].in_ring = false;
