@@ -8,6 +8,7 @@ pub(crate) mod host;
 pub(crate) mod link_loss;
 pub(crate) mod link_pause;
 pub(crate) mod path;
+pub(crate) mod pipe;
 pub(crate) mod port;
 pub(crate) mod scheduler;
 pub(crate) mod switch;

@@ -19,6 +19,7 @@ use crate::flow_control::lane::PauseLane;
 use crate::flow_control::pfc::ClassLanes;
 use crate::net::frame::{Frame, Payload, NO_SEQ};
 use crate::net::link_loss::LinkLoss;
+use crate::net::pipe::Pipe;
 use crate::net::scheduler::ClassQueues;
 use crate::net::telemetry::TelemetryStore;
 use crate::time::{SimTime, TxTimer};
@@ -63,7 +64,7 @@ pub(crate) struct Port {
     /// Frames on the link with their arrival times, in order. A frame enters when its
     /// transmission starts, so it is copied once per hop (a separate "sending" slot cost two
     /// more copies of the frame and a store-forwarding stall); the head has an arrival event.
-    pipe: VecDeque<(SimTime, Frame)>,
+    pipe: Pipe,
     /// IEEE 802.3x PAUSE: the peer holding all data, and this node holding the peer.
     pub(crate) pause: PauseLane,
     /// PFC's lanes, one per class; None until PFC touches the port.
@@ -106,7 +107,7 @@ impl Port {
             free_at: SimTime::ZERO,
             free_event_at: SimTime::MAX,
             leaving: Leaving::default(),
-            pipe: VecDeque::new(),
+            pipe: Pipe::default(),
             pause: PauseLane::default(),
             pfc: None,
             stats: PortStats::default(),
@@ -251,6 +252,11 @@ impl Port {
     /// time `pop_arrival` reads): a prefetch hint's targets (`sim/prefetch.rs`).
     pub(crate) fn pipe_front_two(&self, mut each: impl FnMut(&(SimTime, Frame))) {
         self.pipe.iter().take(2).for_each(&mut each);
+    }
+
+    /// Where the next frame started here will be written: a prefetch hint's target.
+    pub(crate) fn pipe_next_slot(&self) -> Option<&(SimTime, Frame)> {
+        self.pipe.next_slot()
     }
 
     /// Adds or removes `delta` bytes of data queue, keeping the peak and the time integral.

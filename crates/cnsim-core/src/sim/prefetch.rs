@@ -7,7 +7,7 @@
 //! - the fourth event after it gets its element loaded (its port, source or host);
 //! - the third, what that element points at: the first two entries of the pipe (the arriving
 //!   frame, and the next arrival time the handler reads), the node the frame arrives at; a
-//!   waking host's next VOQ;
+//!   waking host's next VOQ and the pipe slot its next frame will be written to;
 //! - the second, the forwarding entry that switch reads for the frame; the flow record that
 //!   VOQ sends from;
 //! - the next one, the output port the frame will be queued on (and its congestion point, if
@@ -120,8 +120,12 @@ fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
             }
         }
         EventKind::HostWake { node, .. } => {
-            if let Some(voq) = host(nodes, node).and_then(|h| h.next_voq()) {
+            let h = host(nodes, node);
+            if let Some(voq) = h.and_then(|h| h.next_voq()) {
                 lines(voq);
+            }
+            if let Some(slot) = h.and_then(|h| h.port.pipe_next_slot()) {
+                lines(slot);
             }
         }
         _ => {}
