@@ -106,7 +106,7 @@ mod tests {
         let mut rng = 7u64;
         for k in 0..10_000u64 {
             rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            if (rng >> 33) % 3 != 0 {
+            if !(rng >> 33).is_multiple_of(3) {
                 pipe.push_back(entry(k));
                 deque.push_back(entry(k));
             } else {
@@ -132,7 +132,7 @@ mod tests {
         assert!(pipe.next_slot().is_none());
         for k in 0..40u64 {
             pipe.push_back(entry(k));
-            if k % 3 == 0 {
+            if k.is_multiple_of(3) {
                 pipe.pop_front();
             }
             if pipe.len() < pipe.slots.len() {
