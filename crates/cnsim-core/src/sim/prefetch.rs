@@ -192,31 +192,27 @@ fn output(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
 /// Asks the CPU to bring the cache line `value` starts in.
 #[inline]
 fn first_line<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch reads nothing and cannot fault; `value` is a live reference.
-        unsafe { _mm_prefetch((value as *const T).cast::<i8>(), _MM_HINT_T0) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    prefetch_at((value as *const T).cast::<i8>());
 }
 
 /// Asks the CPU to bring every cache line of `value` into the cache.
 #[inline]
 fn lines<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let start = (value as *const T).cast::<i8>();
-        let mut offset = 0;
-        while offset < std::mem::size_of::<T>() {
-            // SAFETY: `start + offset` lies inside `value`, a live reference, so the pointer
-            // arithmetic stays in one allocation; a prefetch reads nothing and cannot fault.
-            unsafe { _mm_prefetch(start.add(offset), _MM_HINT_T0) };
-            offset += 64;
-        }
+    let start = (value as *const T).cast::<i8>();
+    for offset in (0..std::mem::size_of::<T>()).step_by(64) {
+        prefetch_at(start.wrapping_add(offset));
     }
+}
+
+/// Asks the CPU to load the cache line at `address` (any address: a hint).
+#[inline]
+fn prefetch_at(address: *const i8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the
+    // address; the callers pass addresses inside live values.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(address, std::arch::x86_64::_MM_HINT_T0)
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = address;
 }
