@@ -196,7 +196,7 @@ impl Switch {
         }
         self.memory_bytes += bytes;
         self.peak_memory_bytes = self.peak_memory_bytes.max(self.memory_bytes);
-        if self.pass_through(me, in_port, out as PortIdx, &frame, ctx) {
+        if self.queues_unwatched() && self.pass_through(me, in_port, out as PortIdx, &frame, ctx) {
             self.memory_bytes -= bytes;
             return;
         }
