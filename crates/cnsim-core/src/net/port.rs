@@ -38,22 +38,20 @@ pub(crate) struct PortStats {
     pub(crate) dropped_frames: u64,
 }
 
+// `repr(C)`: the fields in the order written, so that what an arrival reads at the sending
+// port (the pipe, the loss model, the peer) is the struct's first 64 bytes, all the prefetcher
+// loads for an `Arrive` (`sim/prefetch.rs`); the transmitter's fields follow, the names and
+// rarely used lanes last.
+#[repr(C)]
 pub(crate) struct Port {
-    /// "node->peer": how this port appears in outputs.
-    pub(crate) name: String,
+    /// Frames on the link with their arrival times, in order. A frame enters when its
+    /// transmission starts, so it is copied once per hop (a separate "sending" slot cost two
+    /// more copies of the frame and a store-forwarding stall); the head has an arrival event.
+    pipe: Pipe,
+    /// Frame loss on this direction of the link (`link_loss.rs`); None = lossless.
+    pub(crate) loss: Option<Box<LinkLoss>>,
     pub(crate) peer_node: u32,
     pub(crate) peer_port: u16,
-    /// Physical rate: PAUSE quanta are 512 bit times at this rate.
-    pub(crate) line_rate_bps: f64,
-    /// Current service rate (a schedule may lower it below the line rate).
-    pub(crate) rate_bps: f64,
-    /// One-way delay to the peer's processing: propagation + delay line + peer latency.
-    pub(crate) delay: SimTime,
-    pub(crate) wire_overhead_bytes: u32,
-    pub(crate) ctrl_q: VecDeque<Frame>,
-    /// Output queues of a switch, one per class (hosts keep their data in VOQs instead).
-    pub(crate) data_q: ClassQueues,
-    pub(crate) data_bytes: u64,
     /// The transmitter is busy until then (the last bit of the pipe's last frame leaves).
     pub(crate) free_at: SimTime,
     /// A `PortFree` event is due at this time (MAX: none); switch ports only.
@@ -61,20 +59,30 @@ pub(crate) struct Port {
     /// A switch port's frame in transmission until `free_at`, not yet in `stats` (see
     /// `settle`).
     leaving: Leaving,
-    /// Frames on the link with their arrival times, in order. A frame enters when its
-    /// transmission starts, so it is copied once per hop (a separate "sending" slot cost two
-    /// more copies of the frame and a store-forwarding stall); the head has an arrival event.
-    pipe: Pipe,
+    pub(crate) data_bytes: u64,
+    pub(crate) ctrl_q: VecDeque<Frame>,
+    /// Output queues of a switch, one per class (hosts keep their data in VOQs instead).
+    pub(crate) data_q: ClassQueues,
+    /// One-way delay to the peer's processing: propagation + delay line + peer latency.
+    pub(crate) delay: SimTime,
+    /// Current service rate (a schedule may lower it below the line rate).
+    pub(crate) rate_bps: f64,
+    pub(crate) wire_overhead_bytes: u32,
+    /// Serialisation times at `rate_bps` (a schedule may change it at any time).
+    tx_timer: TxTimer,
+    pub(crate) stats: PortStats,
     /// IEEE 802.3x PAUSE: the peer holding all data, and this node holding the peer.
     pub(crate) pause: PauseLane,
     /// PFC's lanes, one per class; None until PFC touches the port.
     pub(crate) pfc: Option<Box<ClassLanes>>,
-    pub(crate) stats: PortStats,
-    /// Frame loss on this direction of the link (`link_loss.rs`); None = lossless.
-    pub(crate) loss: Option<Box<LinkLoss>>,
-    /// Serialisation times at `rate_bps` (a schedule may change it at any time).
-    tx_timer: TxTimer,
+    /// Physical rate: PAUSE quanta are 512 bit times at this rate.
+    pub(crate) line_rate_bps: f64,
+    /// "node->peer": how this port appears in outputs.
+    pub(crate) name: String,
 }
+
+/// The bytes at the start of a `Port` that an arrival reads at the sending port.
+pub(crate) const ARRIVAL_FIELDS_BYTES: usize = 64;
 
 /// A frame in transmission on a switch port, counted in the port's statistics once its last
 /// bit has left (at the port's `free_at`).
@@ -300,6 +308,20 @@ mod tests {
 
     fn port() -> Port {
         Port::new("a->b".into(), 1, 0, 10e9, SimTime::from_micros(1))
+    }
+
+    #[test]
+    fn what_an_arrival_reads_is_in_the_first_bytes() {
+        use std::mem::offset_of;
+        let end = |offset: usize, size: usize| offset + size;
+        for field_end in [
+            end(offset_of!(Port, pipe), std::mem::size_of::<Pipe>()),
+            end(offset_of!(Port, loss), 8),
+            end(offset_of!(Port, peer_node), 4),
+            end(offset_of!(Port, peer_port), 2),
+        ] {
+            assert!(field_end <= ARRIVAL_FIELDS_BYTES, "{field_end}");
+        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! current slot is a sorted run), so the loop asks the CPU to start loading what they will
 //! touch, in four stages one event apart, each reading only what the stage before loaded for
 //! that event one event earlier. While an event is handled:
-//! - the fourth event after it gets its element loaded (its port, source or host);
+//! - the fourth event after it gets its element loaded (its port, source or host; for an
+//!   arrival only the sending port's first 64 bytes, what the handler reads there);
 //! - the third, what that element points at: the first two entries of the pipe (the arriving
 //!   frame, and the next arrival time the handler reads), the node the frame arrives at; a
 //!   waking host's next VOQ and the pipe slot its next frame will be written to;
@@ -73,9 +74,15 @@ fn port_of(nodes: &[Node], node: NodeIdx, port: PortIdx) -> Option<&Port> {
 /// Stage one: the state the event's handler starts from.
 fn element(ev: EventKind, nodes: &[Node], sources: &[Source]) {
     match ev {
-        EventKind::PortFree { node, port } | EventKind::Arrive { node, port } => {
+        EventKind::PortFree { node, port } => {
             if let Some(p) = port_of(nodes, node, port) {
                 lines(p);
+            }
+        }
+        EventKind::Arrive { node, port } => {
+            if let Some(p) = port_of(nodes, node, port) {
+                let start = (p as *const Port).cast::<i8>();
+                lines_from(start, crate::net::port::ARRIVAL_FIELDS_BYTES);
             }
         }
         EventKind::SourceArrival(s) => {
@@ -198,10 +205,17 @@ fn first_line<T>(value: &T) {
 /// Asks the CPU to bring every cache line of `value` into the cache.
 #[inline]
 fn lines<T>(value: &T) {
-    let start = (value as *const T).cast::<i8>();
-    for offset in (0..std::mem::size_of::<T>()).step_by(64) {
+    lines_from((value as *const T).cast::<i8>(), std::mem::size_of::<T>());
+}
+
+/// Asks the CPU to bring the lines of the `bytes` bytes from `start` (inside a live value).
+#[inline]
+fn lines_from(start: *const i8, bytes: usize) {
+    for offset in (0..bytes).step_by(64) {
         prefetch_at(start.wrapping_add(offset));
     }
+    // The line of the last byte, when `start` is not at a line's start.
+    prefetch_at(start.wrapping_add(bytes.saturating_sub(1)));
 }
 
 /// Asks the CPU to load the cache line at `address` (any address: a hint).
