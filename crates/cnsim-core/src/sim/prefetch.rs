@@ -146,7 +146,7 @@ fn host(nodes: &[Node], node: NodeIdx) -> Option<&crate::net::host::Host> {
     }
 }
 
-/// The frame arriving by `Arrive { node, port }` and the switch it arrives at.
+/// The frame arriving by `Arrive { node, port }` and the node it arrives at.
 fn arriving(nodes: &[Node], node: NodeIdx, port: PortIdx) -> Option<(&Frame, &Node)> {
     let p = port_of(nodes, node, port)?;
     Some((p.pipe_head()?, nodes.get(p.peer_node as usize)?))
