@@ -43,11 +43,10 @@ pub(crate) struct Switch {
     pub(crate) ingress_bytes: Vec<u64>,
     /// 802.3x PAUSE triggers (`switch_pause.rs`); sized to the ports once they are attached.
     pub(crate) pause: Option<PauseTriggers>,
-    /// Congestion point of each output queue (None: CP detection off or no scheme).
+    /// Congestion point of each output queue (None: CP detection off or no scheme); empty when
+    /// no port has one, so that the queue path reads no entry then (an entry read per frame
+    /// was a cache miss per hop on a large fabric without any).
     pub(crate) cps: Vec<Option<CongestionPoint>>,
-    /// Some port has a congestion point: the queue path reads `cps` only then (an entry read
-    /// per frame was a cache miss per hop on a large fabric without any).
-    pub(crate) has_cps: bool,
     pub(crate) dropped_frames: u64,
     /// PFC ingress accounting and triggers (`[pfc]`).
     pub(crate) pfc: Option<Box<SwitchPfc>>,
@@ -68,7 +67,6 @@ impl Switch {
             ingress_bytes: Vec::new(),
             pause: pause.map(|cfg| PauseTriggers::new(cfg, 0)),
             cps: Vec::new(),
-            has_cps: false,
             dropped_frames: 0,
             pfc: None,
             stamps_telemetry: false,
@@ -82,7 +80,6 @@ impl Switch {
         if let Some(triggers) = self.pause.as_mut() {
             *triggers = PauseTriggers::new(triggers.cfg, n);
         }
-        self.cps.resize_with(n, || None);
     }
 
     /// The pause_time of this switch's XOFF frames on `lane`.
@@ -208,7 +205,6 @@ impl Switch {
         let queued = port.data_q.push_back(frame);
         queued.ingress = in_port;
         let about = (self.cps.get_mut(out))
-            .filter(|_| self.has_cps)
             .and_then(|cp| cp.as_mut()?.on_enqueue(queued, queue_bytes))
             .map(|msg| (msg, *queued));
         if let Some((msg, about)) = about {

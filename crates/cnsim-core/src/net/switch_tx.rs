@@ -81,7 +81,6 @@ impl Switch {
         // The CP sees (and may mark) the frame on its way out, in the pipe.
         let sent = port.just_started().expect("just started");
         let about = (self.cps.get_mut(p as usize))
-            .filter(|_| self.has_cps)
             .and_then(|cp| cp.as_mut()?.on_dequeue(sent, queue_bytes))
             .map(|msg| (msg, *sent));
         self.memory_bytes -= bytes;
@@ -135,7 +134,7 @@ impl Switch {
     /// a scheme pay three field tests.
     #[inline(always)]
     pub(crate) fn queues_unwatched(&self) -> bool {
-        !self.has_cps && self.pause.is_none() && self.pfc.is_none()
+        self.cps.is_empty() && self.pause.is_none() && self.pfc.is_none()
     }
 
     /// Puts `frame` on port `p`'s link: its arrival event if the link was empty, the

@@ -361,6 +361,7 @@ fn per_port_and_switch(nodes: &[Node], now: SimTime) -> PortsAndSwitches {
         let Node::Switch(sw) = node else { continue };
         for (j, p) in sw.ports.iter().enumerate() {
             let throughput_bps = p.stats.data_tx_bytes as f64 * 8.0 / span_s;
+            let cp = sw.cps.get(j).and_then(Option::as_ref);
             ports.insert(
                 p.name.clone(),
                 PortStats {
@@ -371,9 +372,9 @@ fn per_port_and_switch(nodes: &[Node], now: SimTime) -> PortsAndSwitches {
                     utilisation: throughput_bps / p.line_rate_bps,
                     dropped_frames: p.stats.dropped_frames,
                     paused_frac: p.pause.paused_time(now).as_secs_f64() / span_s,
-                    congestion_point: sw.cps[j].is_some(),
-                    cp_messages: sw.cps[j].as_ref().map_or(0, |c| c.messages),
-                    ecn_marked_frames: sw.cps[j].as_ref().and_then(|c| c.ecn_marked()).unwrap_or(0),
+                    congestion_point: cp.is_some(),
+                    cp_messages: cp.map_or(0, |c| c.messages),
+                    ecn_marked_frames: cp.and_then(|c| c.ecn_marked()).unwrap_or(0),
                 },
             );
         }

@@ -127,6 +127,7 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             sw.pfc = Some(Box::new(SwitchPfc::new(pfc, n_ports, limits.shared_bytes)));
         }
         if s.cp {
+            sw.cps.resize_with(sw.ports.len(), || None);
             for cp in sw.cps.iter_mut() {
                 *cp = CongestionPoint::new(
                     &scheme,
@@ -135,7 +136,9 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
                 );
                 cpid += 1;
             }
-            sw.has_cps = sw.cps.iter().any(Option::is_some);
+            if sw.cps.iter().all(Option::is_none) {
+                sw.cps.clear();
+            }
         }
         nodes.push(Node::Switch(Box::new(sw)));
     }

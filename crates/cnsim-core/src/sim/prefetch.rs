@@ -182,7 +182,7 @@ fn output(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
                 if let Some(port) = s.ports.get(out) {
                     lines(port);
                 }
-                if let Some(cp) = s.cps.get(out).filter(|_| s.has_cps) {
+                if let Some(cp) = s.cps.get(out) {
                     first_line(cp);
                 }
             }
