@@ -172,7 +172,15 @@ impl Forwarding {
         if ecmp.key == EcmpKey::Flow && flow_id != NO_FLOW {
             key = mix(key) ^ flow_id as u64;
         }
-        ports[(mix(key ^ ecmp.salt) % ports.len() as u64) as usize]
+        let (hash, n) = (mix(key ^ ecmp.salt), ports.len() as u64);
+        // `hash % n`; as a mask when n is a power of two (a fabric's usual group: a leaf's
+        // uplinks), the same choice without a 64-bit division, twice per frame-hop here.
+        let choice = if n.is_power_of_two() {
+            hash & (n - 1)
+        } else {
+            hash % n
+        };
+        ports[choice as usize]
     }
 
     /// True if frames of one pair may take different paths (ECMP keyed by flow, with a choice).
@@ -245,6 +253,26 @@ mod tests {
         );
         // A frame without a flow falls back to the pair.
         assert_eq!(fw.port(&frame(0, 1, NO_FLOW)), fw.port_for(0, 1, NO_FLOW));
+    }
+
+    #[test]
+    fn the_choice_is_the_hash_modulo_the_group_size_for_every_size() {
+        // A power-of-two group takes a mask instead of the division: the same port.
+        for n in 2..=9u16 {
+            let mut fw = per_host(2);
+            fw.enable_ecmp(EcmpKey::Pair, 5);
+            let group: Vec<PortIdx> = (10..10 + n).collect();
+            fw.set(1, &group);
+            for src in 0..200u32 {
+                let hash = mix(((src as u64) << 32 | 1) ^ 5);
+                let expected = group[(hash % n as u64) as usize];
+                assert_eq!(
+                    fw.port_for(src, 1, NO_FLOW),
+                    expected,
+                    "n = {n}, src = {src}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -269,17 +269,35 @@ impl Port {
 
     /// Adds or removes `delta` bytes of data queue, keeping the peak and the time integral.
     pub(crate) fn change_queue(&mut self, now: SimTime, added: bool, bytes: u64) {
-        let dt = (now - self.stats.last_queue_change).ps() as f64;
-        self.stats.queue_area += self.data_bytes as f64 * dt;
-        self.stats.last_queue_change = now;
+        self.integrate_queue(now);
         if added {
             self.data_bytes += bytes;
-            self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(self.data_bytes);
-            self.stats.window_peak_queue_bytes =
-                self.stats.window_peak_queue_bytes.max(self.data_bytes);
+            self.note_queue_peak(self.data_bytes);
         } else {
             self.data_bytes -= bytes;
         }
+    }
+
+    /// A frame of `bytes` passes the queue at `now` without waiting (`Switch::pass_through`):
+    /// what `change_queue` adding and then removing it records (its bytes in the peaks, no
+    /// time in the integral), in one step.
+    pub(crate) fn pass_queue(&mut self, now: SimTime, bytes: u64) {
+        self.integrate_queue(now);
+        self.note_queue_peak(self.data_bytes + bytes);
+    }
+
+    /// Brings the queue's time integral up to `now` at its present level.
+    #[inline(always)]
+    fn integrate_queue(&mut self, now: SimTime) {
+        let dt = (now - self.stats.last_queue_change).ps() as f64;
+        self.stats.queue_area += self.data_bytes as f64 * dt;
+        self.stats.last_queue_change = now;
+    }
+
+    #[inline(always)]
+    fn note_queue_peak(&mut self, level_bytes: u64) {
+        self.stats.peak_queue_bytes = self.stats.peak_queue_bytes.max(level_bytes);
+        self.stats.window_peak_queue_bytes = self.stats.window_peak_queue_bytes.max(level_bytes);
     }
 
     /// Data frames held here: queued, being sent, or on the wire.
@@ -377,6 +395,35 @@ mod tests {
         p.rate_bps = 2e9;
         let (done, _) = p.send_whole(Frame::data(0, 1, 1500, SimTime::ZERO), SimTime::ZERO);
         assert_eq!(done, SimTime::from_micros(6));
+    }
+
+    #[test]
+    fn passing_the_queue_records_what_adding_and_removing_the_frame_would() {
+        let (mut passed, mut queued) = (port(), port());
+        for p in [&mut passed, &mut queued] {
+            p.change_queue(SimTime::ZERO, true, 700);
+            p.change_queue(SimTime::from_nanos(300), false, 700);
+        }
+        let at = SimTime::from_nanos(1100);
+        passed.pass_queue(at, 1500);
+        queued.change_queue(at, true, 1500);
+        queued.change_queue(at, false, 1500);
+        let stats = |p: &Port| {
+            let s = &p.stats;
+            let area = s.queue_area.to_bits();
+            (
+                p.data_bytes,
+                s.peak_queue_bytes,
+                s.window_peak_queue_bytes,
+                area,
+                s.last_queue_change,
+            )
+        };
+        assert_eq!(stats(&passed), stats(&queued));
+        assert_eq!(
+            (passed.data_bytes, passed.stats.peak_queue_bytes),
+            (0, 1500)
+        );
     }
 
     #[test]

@@ -118,8 +118,7 @@ impl Switch {
             return false;
         }
         let bytes = frame.bytes as u64;
-        port.change_queue(now, true, bytes);
-        port.change_queue(now, false, bytes);
+        port.pass_queue(now, bytes);
         let mut frame = *frame;
         frame.ingress = in_port;
         self.hand_to_link(me, out, frame, ctx);
