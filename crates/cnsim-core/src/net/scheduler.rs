@@ -9,6 +9,13 @@ use std::collections::VecDeque;
 use crate::net::frame::Frame;
 use crate::scenario::{Scheduler, N_CLASSES};
 
+/// The most frames a class queue's buffer keeps once the queue runs empty (18 KB of frames).
+/// A port that once held thousands of frames (a switch's whole shared buffer, on a congested
+/// uplink) would otherwise keep that buffer for the rest of the run, and over a long run on a
+/// large fabric port after port takes its turn: the 6,144-host fabric's memory grew by about
+/// 10 MB per simulated millisecond, most of it such buffers (docs/performance.md, "Session 15").
+const KEEP_EMPTY_FRAMES: usize = 256;
+
 /// Kept small, since every switch port has one: class 0 (all the data of a run without
 /// priorities) inline, classes 1-7 and the DWRR state boxed and made on first use.
 #[derive(Clone, Debug, Default)]
@@ -122,6 +129,9 @@ impl ClassQueues {
         let queue = self.queue_mut(class);
         let frame = queue.pop_front();
         if queue.is_empty() {
+            if queue.capacity() > KEEP_EMPTY_FRAMES {
+                queue.shrink_to(KEEP_EMPTY_FRAMES);
+            }
             self.backlogged &= !(1 << class);
             if let Some(dwrr) = self.dwrr.as_mut() {
                 dwrr.emptied(class);
@@ -205,6 +215,33 @@ mod tests {
         assert_eq!(q.pop(0).unwrap().priority, 3);
         assert_eq!(q.pop(0).unwrap().priority, 3);
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_queue_that_runs_empty_gives_back_a_large_buffer() {
+        let mut q = ClassQueues::default();
+        for class in [0, 5] {
+            for _ in 0..5000 {
+                q.push_back(frame(class, 1500));
+            }
+        }
+        while q.pop(0).is_some() {}
+        assert!(
+            q.class0.capacity() <= KEEP_EMPTY_FRAMES,
+            "{}",
+            q.class0.capacity()
+        );
+        let class5 = &q.higher.as_ref().expect("made by class 5")[4];
+        assert!(
+            class5.capacity() <= KEEP_EMPTY_FRAMES,
+            "{}",
+            class5.capacity()
+        );
+        // A small buffer stays as it is.
+        q.push_back(frame(0, 1500));
+        let small = q.class0.capacity();
+        q.pop(0);
+        assert_eq!(q.class0.capacity(), small);
     }
 
     #[test]
