@@ -83,7 +83,10 @@ pub(crate) enum Refresh {
     Send(PauseFrame),
 }
 
+// `repr(C)`, `paused_until` first: it is all a frame leaving the port reads of the lane, and
+// the prefetcher loads a port's fields only up to it (`net/port.rs`, `OUTPUT_FIELDS_BYTES`).
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub(crate) struct PauseLane {
     /// Held by the peer: the lane's data may not start before this time.
     paused_until: SimTime,
@@ -232,6 +235,12 @@ impl PauseLane {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_peers_pause_is_the_lanes_first_field() {
+        // What the prefetcher loads of an output port ends there (`Port`'s OUTPUT_FIELDS_BYTES).
+        assert_eq!(std::mem::offset_of!(PauseLane, paused_until), 0);
+    }
 
     const G10: f64 = 10e9;
 

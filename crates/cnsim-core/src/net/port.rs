@@ -71,10 +71,10 @@ pub(crate) struct Port {
     /// Serialisation times at `rate_bps` (a schedule may change it at any time).
     tx_timer: TxTimer,
     pub(crate) stats: PortStats,
-    /// IEEE 802.3x PAUSE: the peer holding all data, and this node holding the peer.
-    pub(crate) pause: PauseLane,
     /// PFC's lanes, one per class; None until PFC touches the port.
     pub(crate) pfc: Option<Box<ClassLanes>>,
+    /// IEEE 802.3x PAUSE: the peer holding all data, and this node holding the peer.
+    pub(crate) pause: PauseLane,
     /// Physical rate: PAUSE quanta are 512 bit times at this rate.
     pub(crate) line_rate_bps: f64,
     /// "node->peer": how this port appears in outputs.
@@ -83,6 +83,12 @@ pub(crate) struct Port {
 
 /// The bytes at the start of a `Port` that an arrival reads at the sending port.
 pub(crate) const ARRIVAL_FIELDS_BYTES: usize = 64;
+
+/// The bytes at the start of a `Port` that a frame leaving by it reads and writes, up to the
+/// peer's 802.3x pause (`PauseLane`'s first field): what the prefetcher loads of an output port.
+/// The rest of the pause lane, the line rate and the name (112 bytes) are not on that path.
+pub(crate) const OUTPUT_FIELDS_BYTES: usize =
+    std::mem::offset_of!(Port, pause) + std::mem::size_of::<SimTime>();
 
 /// A frame in transmission on a switch port, counted in the port's statistics once its last
 /// bit has left (at the port's `free_at`).
@@ -340,6 +346,26 @@ mod tests {
         ] {
             assert!(field_end <= ARRIVAL_FIELDS_BYTES, "{field_end}");
         }
+    }
+
+    #[test]
+    fn what_a_leaving_frame_touches_is_in_the_first_bytes() {
+        use std::mem::{offset_of, size_of};
+        let end = |offset: usize, size: usize| offset + size;
+        for field_end in [
+            end(offset_of!(Port, free_event_at), 8),
+            end(offset_of!(Port, leaving), size_of::<Leaving>()),
+            end(offset_of!(Port, ctrl_q), size_of::<VecDeque<Frame>>()),
+            end(offset_of!(Port, data_q), size_of::<ClassQueues>()),
+            end(offset_of!(Port, tx_timer), size_of::<TxTimer>()),
+            end(offset_of!(Port, stats), size_of::<PortStats>()),
+            end(offset_of!(Port, pfc), 8),
+            // The lane's `paused_until`, its first field (`lane.rs`).
+            end(offset_of!(Port, pause), 8),
+        ] {
+            assert!(field_end <= OUTPUT_FIELDS_BYTES, "{field_end}");
+        }
+        assert!(OUTPUT_FIELDS_BYTES + 100 <= size_of::<Port>());
     }
 
     #[test]

@@ -11,8 +11,9 @@
 //!   waking host's next VOQ and the pipe slot its next frame will be written to;
 //! - the second, the forwarding entry that switch reads for the frame; the flow record that
 //!   VOQ sends from;
-//! - the next one, the output port the frame will be queued on (and its congestion point, if
-//!   the switch has any), or at a host the frame's flow record.
+//! - the next one, the output port the frame will be queued on (the fields a leaving frame
+//!   touches, not the names and pause state after them; its congestion point, if the switch
+//!   has any), or at a host the frame's flow record.
 //!
 //! The first two stages were there first (docs/performance.md); the last two took the
 //! 6,144-host fabric's loop about 10% further (docs/performance.md, "Session 14").
@@ -180,7 +181,8 @@ fn output(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
             Some((frame, Node::Switch(s))) => {
                 let out = s.route.port(frame) as usize;
                 if let Some(port) = s.ports.get(out) {
-                    lines(port);
+                    let start = (port as *const Port).cast::<i8>();
+                    lines_from(start, crate::net::port::OUTPUT_FIELDS_BYTES);
                 }
                 if let Some(cp) = s.cps.get(out) {
                     first_line(cp);
