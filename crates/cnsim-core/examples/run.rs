@@ -4,6 +4,7 @@
 /// what users run.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let path = std::env::args().nth(1).expect("usage: run SCENARIO.toml");
     let text = std::fs::read_to_string(&path).expect("readable scenario file");
