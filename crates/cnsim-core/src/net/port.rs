@@ -19,7 +19,7 @@ use crate::flow_control::lane::PauseLane;
 use crate::flow_control::pfc::ClassLanes;
 use crate::net::frame::{Frame, Payload, NO_SEQ};
 use crate::net::link_loss::LinkLoss;
-use crate::net::pipe::Pipe;
+use crate::net::pipe::{InFlight, Pipe};
 use crate::net::scheduler::ClassQueues;
 use crate::net::telemetry::TelemetryStore;
 use crate::time::{SimTime, TxTimer};
@@ -264,12 +264,12 @@ impl Port {
 
     /// Hands `each` the pipe's first two entries (the arriving frame and the next arrival
     /// time `pop_arrival` reads): a prefetch hint's targets (`sim/prefetch.rs`).
-    pub(crate) fn pipe_front_two(&self, mut each: impl FnMut(&(SimTime, Frame))) {
+    pub(crate) fn pipe_front_two(&self, mut each: impl FnMut(&InFlight)) {
         self.pipe.iter().take(2).for_each(&mut each);
     }
 
     /// Where the next frame started here will be written: a prefetch hint's target.
-    pub(crate) fn pipe_next_slot(&self) -> Option<&(SimTime, Frame)> {
+    pub(crate) fn pipe_next_slot(&self) -> Option<&InFlight> {
         self.pipe.next_slot()
     }
 

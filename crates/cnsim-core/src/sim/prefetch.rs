@@ -82,8 +82,7 @@ fn element(ev: EventKind, nodes: &[Node], sources: &[Source]) {
         }
         EventKind::Arrive { node, port } => {
             if let Some(p) = port_of(nodes, node, port) {
-                let start = (p as *const Port).cast::<i8>();
-                lines_from(start, crate::net::port::ARRIVAL_FIELDS_BYTES);
+                first_bytes(p, crate::net::port::ARRIVAL_FIELDS_BYTES);
             }
         }
         EventKind::SourceArrival(s) => {
@@ -181,8 +180,7 @@ fn output(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
             Some((frame, Node::Switch(s))) => {
                 let out = s.route.port(frame) as usize;
                 if let Some(port) = s.ports.get(out) {
-                    let start = (port as *const Port).cast::<i8>();
-                    lines_from(start, crate::net::port::OUTPUT_FIELDS_BYTES);
+                    first_bytes(port, crate::net::port::OUTPUT_FIELDS_BYTES);
                 }
                 if let Some(cp) = s.cps.get(out) {
                     first_line(cp);
@@ -207,12 +205,13 @@ fn first_line<T>(value: &T) {
 /// Asks the CPU to bring every cache line of `value` into the cache.
 #[inline]
 fn lines<T>(value: &T) {
-    lines_from((value as *const T).cast::<i8>(), std::mem::size_of::<T>());
+    first_bytes(value, std::mem::size_of::<T>());
 }
 
-/// Asks the CPU to bring the lines of the `bytes` bytes from `start` (inside a live value).
+/// Asks the CPU to bring the lines of the first `bytes` bytes of `value` into the cache.
 #[inline]
-fn lines_from(start: *const i8, bytes: usize) {
+fn first_bytes<T>(value: &T, bytes: usize) {
+    let start = (value as *const T).cast::<i8>();
     for offset in (0..bytes).step_by(64) {
         prefetch_at(start.wrapping_add(offset));
     }
