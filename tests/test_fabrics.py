@@ -7,11 +7,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 from matplotlib.patches import Rectangle
 
 import cnsim
 from cnsim import _native
 from cnsim.plots.ranked import MANY_BARS
+from cnsim.readout import summary_lines
 
 FAT_TREE_8 = """
 name = "ft8"
@@ -61,3 +63,12 @@ def test_the_fabric_presets_run_briefly() -> None:
     big = cnsim.run("meta-fabric-6144", set={"duration_s": 0.0002})
     assert len(big.summary["per_source"]) == 6144
     assert big.summary["frames"]["conserved"] is True
+    # 50% on the busiest link, Parsimon's "max load": a spine-fabric link carries
+    # 48 x 16 x 10 / 4 x (6144 - 768) / 6143 / (24 x 40) = 1.7503 x a host's rate.
+    (scaling,) = big.summary["load_scaling"]
+    at_full = 48 * 16 * 10 / 4 * (6144 - 768) / 6143 / (24 * 40)
+    assert scaling["busiest_link_load_at_full_rate"] == pytest.approx(at_full, rel=1e-12)
+    assert scaling["host_load"] == pytest.approx(0.5 / at_full, rel=1e-12)
+    assert big.summary["flows"]["requested_load"] == scaling["host_load"]
+    lines = {line.label: line.text for line in summary_lines(big.summary)}
+    assert "hosts at 0.2857 of their line rate" in lines["traffic[0] load"]

@@ -165,7 +165,8 @@ def headline_lines(scenario: Mapping[str, Any], summary: Mapping[str, Any]) -> l
 def summary_lines(s: Mapping[str, Any], out_dir: Path | None = None) -> list[Line]:
     """The summary's lines: cost, frame accounting by place, latency, control frames, PFC,
     flows, the scalar metrics and (given `out_dir`) the files written."""
-    lines = _cost_lines(s) + _frame_lines(s) + _control_lines(s) + _pfc_lines(s) + _flow_lines(s)
+    lines = _cost_lines(s) + _frame_lines(s) + _control_lines(s) + _pfc_lines(s)
+    lines += _load_scaling_lines(s) + _flow_lines(s)
     lines += _metric_lines(s.get("metrics", {}))
     if out_dir is not None:
         lines.append(Line("outputs", _outputs_text(out_dir)))
@@ -224,6 +225,22 @@ def _pfc_lines(s: Mapping[str, Any]) -> list[Line]:
         return []
     classes = pfc.get("classes", {})
     return [Line(f"pfc class {c}", str(v.get("why", ""))) for c, v in classes.items()]
+
+
+def _load_scaling_lines(s: Mapping[str, Any]) -> list[Line]:
+    """One line per `load_basis = "busiest_link"` entry: the link and the hosts' load."""
+    return [
+        Line(
+            f"traffic[{row.get('traffic')}] load",
+            f"busiest link {row.get('busiest_link')} at "
+            f"{number_text(row.get('busiest_link_load'))}: "
+            f"hosts at {number_text(row.get('host_load'))} of their line rate "
+            f"(the link carries {number_text(row.get('busiest_link_load_at_full_rate'))} x "
+            "at full host rate)",
+        )
+        for row in s.get("load_scaling") or []
+        if isinstance(row, Mapping)
+    ]
 
 
 def _flow_lines(s: Mapping[str, Any]) -> list[Line]:

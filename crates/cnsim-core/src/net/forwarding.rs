@@ -130,6 +130,18 @@ impl Forwarding {
         self.next[edge] = entry;
     }
 
+    /// The ports towards the hosts of edge switch `edge` that frames take: the one next hop,
+    /// or an ECMP group's (each taken by an even share of keys, in expectation); none for
+    /// the edge switch itself or an unreachable edge.
+    pub(crate) fn next_hops(&self, edge: usize) -> &[PortIdx] {
+        let next = &self.next[edge];
+        match *next {
+            LOCAL | UNREACHABLE => &[],
+            n if n & GROUP_BIT != 0 => &self.groups[(n & !GROUP_BIT) as usize],
+            _ => std::slice::from_ref(next),
+        }
+    }
+
     pub(crate) fn reaches(&self, dst: usize) -> bool {
         self.next[self.attach[dst].edge as usize] != UNREACHABLE
     }

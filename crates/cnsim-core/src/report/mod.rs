@@ -80,6 +80,10 @@ pub struct Summary {
     /// Per priority class: PFC frames, time paused, headroom, and why PFC did or did not
     /// fire; null without `[pfc]`.
     pub(crate) pfc: Option<PfcSummary>,
+    /// Per `load_basis = "busiest_link"` traffic entry: the busiest link and the hosts' load
+    /// that puts it at the entry's `load`; absent when no entry asks for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) load_scaling: Vec<crate::traffic::LoadScaling>,
 }
 
 /// A metric's value: a number, or a name (`peak_queue_port`).
@@ -290,6 +294,7 @@ impl Summary {
             flows: None,
             pfc: (run.scenario.pfc.as_ref())
                 .map(|spec| pfc::summarize(spec, &net.nodes, run.simulated_until)),
+            load_scaling: run.workload.load_scaling.clone(),
         }
     }
 }

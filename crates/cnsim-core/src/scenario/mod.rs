@@ -305,6 +305,25 @@ pub(crate) enum TrafficKind {
     Incast,
 }
 
+/// What a traffic entry's `load` is a fraction of.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum LoadBasis {
+    /// Each sender offers `load` x its line rate.
+    #[default]
+    HostLink,
+    /// The link the entry's traffic matrix loads most, with ECMP's expected even split over
+    /// equal-cost next hops, carries `load` x its rate; every sender offers the same fraction
+    /// of its line rate, `load` / (that link's load at a host load of 1).
+    BusiestLink,
+}
+
+impl LoadBasis {
+    fn is_host_link(&self) -> bool {
+        *self == LoadBasis::HostLink
+    }
+}
+
 /// Where a source's frames go: one host, "uniform" over all others, or a list (uniform over it);
 /// a part of the `[topology]` is replaced by the list of its hosts when the scenario is read.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -335,6 +354,12 @@ pub(crate) struct TrafficSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 1))]
     pub(crate) load: Option<f64>,
+    /// What `load` is a fraction of (bernoulli, flows): each sender's line rate
+    /// ("host_link"), or the capacity of the link this entry's traffic loads most
+    /// ("busiest_link", Parsimon's "max load"), the hosts' load then scaled down to put it
+    /// there (`sim/build/link_load.rs`).
+    #[serde(default, skip_serializing_if = "LoadBasis::is_host_link")]
+    pub(crate) load_basis: LoadBasis,
     /// Rate (cbr).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rate_bps: Option<f64>,

@@ -234,6 +234,9 @@ impl Scenario {
             TrafficKind::Flows | TrafficKind::FlowTrace => t.rate_bps.map(|_| "rate_bps"),
             TrafficKind::Incast => unreachable!("validated above"),
         };
+        let load_kind = matches!(t.kind, TrafficKind::Bernoulli | TrafficKind::Flows);
+        let stray =
+            stray.or((!load_kind && t.load_basis != LoadBasis::HostLink).then_some("load_basis"));
         if let Some(field) = stray {
             return Err(c.fail(
                 field,

@@ -3,6 +3,7 @@
 //! (names are looked up in hash maps, routes searched once per edge switch, `routes.rs`), but
 //! for filling the forwarding tables, one entry per (switch, host).
 
+mod link_load;
 mod routes;
 
 use std::collections::HashMap;
@@ -143,12 +144,16 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         nodes.push(Node::Switch(Box::new(sw)));
     }
     let reach = compute_routes(&mut nodes, n_hosts, &sc.routing, sc.seed);
+    // From here on the hosts' loads: `busiest_link` entries' scaled (`link_load.rs`).
+    let (scaled, load_scaling) = link_load::host_loads(sc, &index, &nodes, &reach)?;
+    let sc = scaled.as_ref().unwrap_or(sc);
     let (sources, long_flows) = build_sources(sc, &index, &nodes, &reach)?;
     let line_rates: Vec<f64> = nodes[..n_hosts]
         .iter()
         .map(|n| n.ports()[0].line_rate_bps)
         .collect();
     let mut workload = workload(sc, &index, &line_rates)?;
+    workload.load_scaling = load_scaling;
     if !long_flows.is_empty() {
         // Long flows take their ids in start order with the others (a stable sort: at equal
         // start times the flow entries' flows first, then the long flows in entry order).
@@ -335,24 +340,7 @@ fn build_sources(
         }
         for host_name in &t.hosts {
             let host = index[host_name.as_str()];
-            let dst = match t.dst.as_ref().expect("validated") {
-                DstSpec::One(d) if d == "uniform" => {
-                    Destinations::uniform(host, n_hosts, t.locality.as_ref())
-                }
-                DstSpec::One(d) => Destinations::UniformOver(
-                    vec![index[d.as_str()]]
-                        .into_iter()
-                        .filter(|&h| h != host)
-                        .collect(),
-                ),
-                DstSpec::Many(list) => Destinations::UniformOver(
-                    list.iter()
-                        .map(|d| index[d.as_str()])
-                        .filter(|&h| h != host)
-                        .collect(),
-                ),
-                DstSpec::Part(_) => unreachable!("validated: selections are expanded"),
-            };
+            let dst = frame_destinations(t, index, host, n_hosts);
             let dst = check_destinations(sc, ti, t, nodes, reach, host_name, host, dst)?;
             if !t.transport.is_none() {
                 long_flows.push(long_flow(sc, ti, t, nodes, host, &dst)?);
@@ -467,6 +455,27 @@ fn long_flow(
         transport: t.transport,
         writes: Some(Box::new(writes)),
     })
+}
+
+/// Where a frame-level source of entry `t` on `host` sends (before `check_destinations`).
+fn frame_destinations(
+    t: &scenario::TrafficSpec,
+    index: &HashMap<&str, u32>,
+    host: u32,
+    n_hosts: u32,
+) -> Destinations {
+    let others = |names: &mut dyn Iterator<Item = &String>| {
+        let list = names.map(|d| index[d.as_str()]).filter(|&h| h != host);
+        Destinations::UniformOver(list.collect())
+    };
+    match t.dst.as_ref().expect("validated") {
+        DstSpec::One(d) if d == "uniform" => {
+            Destinations::uniform(host, n_hosts, t.locality.as_ref())
+        }
+        DstSpec::One(d) => others(&mut std::iter::once(d)),
+        DstSpec::Many(list) => others(&mut list.iter()),
+        DstSpec::Part(_) => unreachable!("validated: selections are expanded"),
+    }
 }
 
 /// Checks a frame-level source's destinations (one other than itself, all reachable; exactly

@@ -84,6 +84,8 @@ pub(crate) struct Workload {
     pub(crate) capacity_bits: f64,
     /// Bytes of the generated entries' flows.
     pub(crate) generated_bytes: u64,
+    /// The `load_basis = "busiest_link"` entries' scaling (filled in by the build).
+    pub(crate) load_scaling: Vec<super::LoadScaling>,
 }
 
 /// A size distribution ready to sample.
@@ -334,7 +336,7 @@ fn generate(
     Ok(())
 }
 
-fn destinations(
+pub(crate) fn destinations(
     sc: &Scenario,
     ti: usize,
     t: &TrafficSpec,

@@ -11,6 +11,8 @@ pub(crate) mod trace;
 
 use rand::Rng;
 use rand_distr::{Distribution, Geometric};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::ids::HostId;
 use crate::rng::SimRng;
@@ -65,6 +67,89 @@ impl Destinations {
                 locality,
             } => pick_local(*me, *n_hosts, locality, rng),
         }
+    }
+}
+
+/// How a `load_basis = "busiest_link"` entry's load was turned into its hosts' load
+/// (`summary.json`, `load_scaling`; computed in `sim/build/link_load.rs`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LoadScaling {
+    /// The entry's index in `[[traffic]]`.
+    pub(crate) traffic: usize,
+    /// The load asked of the busiest link (the entry's `load`).
+    pub(crate) busiest_link_load: f64,
+    /// The link, `node:port->peer` (its transmitting node and port).
+    pub(crate) busiest_link: String,
+    /// Its expected utilisation with every sender at its full line rate.
+    pub(crate) busiest_link_load_at_full_rate: f64,
+    /// What each sender then offers, as a fraction of its line rate.
+    pub(crate) host_load: f64,
+}
+
+/// A run of consecutive hosts `lo..hi`, each the destination of a draw with probability
+/// `p_each`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct HostRun {
+    pub(crate) lo: u32,
+    pub(crate) hi: u32,
+    pub(crate) p_each: f64,
+}
+
+impl Destinations {
+    /// What `pick` draws, as disjoint runs of hosts with their probabilities (summing to 1):
+    /// the traffic matrix row of a sender, for the expected link loads (`sim/build/link_load.rs`).
+    pub(crate) fn spread(&self) -> Vec<HostRun> {
+        let run = |lo: u32, hi: u32, p_each: f64| HostRun { lo, hi, p_each };
+        // `lo..hi` less the gap `gap_lo..gap_hi` inside it, each host at `p_each`.
+        let around = |lo: u32, hi: u32, gap_lo: u32, gap_hi: u32, p_each: f64| {
+            [run(lo, gap_lo, p_each), run(gap_hi, hi, p_each)]
+        };
+        let mut runs: Vec<HostRun> = match self {
+            Destinations::Fixed(d) => vec![run(*d, d + 1, 1.0)],
+            Destinations::UniformOver(list) => {
+                let p = 1.0 / list.len() as f64;
+                list.iter().map(|&d| run(d, d + 1, p)).collect()
+            }
+            Destinations::AllOthers { me, n_hosts } => {
+                around(0, *n_hosts, *me, me + 1, 1.0 / (n_hosts - 1) as f64).to_vec()
+            }
+            Destinations::Local {
+                me,
+                n_hosts,
+                locality: l,
+            } => {
+                let rack = me / l.rack_hosts * l.rack_hosts;
+                let pod = me / l.pod_hosts * l.pod_hosts;
+                let beyond = 1.0 - l.rack_fraction - l.pod_fraction;
+                let each = |fraction: f64, hosts: u32| fraction / hosts.max(1) as f64;
+                let mut v = around(
+                    rack,
+                    rack + l.rack_hosts,
+                    *me,
+                    me + 1,
+                    each(l.rack_fraction, l.rack_hosts - 1),
+                )
+                .to_vec();
+                v.extend(around(
+                    pod,
+                    pod + l.pod_hosts,
+                    rack,
+                    rack + l.rack_hosts,
+                    each(l.pod_fraction, l.pod_hosts - l.rack_hosts),
+                ));
+                v.extend(around(
+                    0,
+                    *n_hosts,
+                    pod,
+                    pod + l.pod_hosts,
+                    each(beyond, n_hosts - l.pod_hosts),
+                ));
+                v
+            }
+        };
+        runs.retain(|r| r.hi > r.lo && r.p_each > 0.0);
+        runs
     }
 }
 
@@ -220,6 +305,69 @@ mod tests {
             let want = expect(h) * n as f64;
             assert!(
                 (k as f64 - want).abs() < 0.15 * want,
+                "host {h}: {k} vs {want}"
+            );
+        }
+    }
+
+    /// Per host, the probability `spread` gives it.
+    fn spread_per_host(d: &Destinations, n_hosts: usize) -> Vec<f64> {
+        let mut p = vec![0.0; n_hosts];
+        for r in d.spread() {
+            for q in &mut p[r.lo as usize..r.hi as usize] {
+                *q += r.p_each;
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn spread_is_what_pick_draws() {
+        // The locality example above, worked: rack mates 0.25 / 3, pod hosts 0.5 / 12,
+        // remote hosts 0.25 / 16, the sender 0.
+        let locality = Locality {
+            rack_fraction: 0.25,
+            pod_fraction: 0.5,
+            rack_hosts: 4,
+            pod_hosts: 16,
+        };
+        let local = Destinations::Local {
+            me: 5,
+            n_hosts: 32,
+            locality,
+        };
+        let p = spread_per_host(&local, 32);
+        for (h, &q) in p.iter().enumerate() {
+            let want = match h {
+                5 => 0.0,
+                4..=7 => 0.25 / 3.0,
+                0..=15 => 0.5 / 12.0,
+                _ => 0.25 / 16.0,
+            };
+            assert!((q - want).abs() < 1e-15, "host {h}: {q} vs {want}");
+        }
+        // All others: 1/7 each but the sender; a list: 1/len each; fixed: all on one.
+        let all = spread_per_host(&Destinations::AllOthers { me: 0, n_hosts: 8 }, 8);
+        assert_eq!(all[0], 0.0);
+        assert!(all[1..].iter().all(|&q| (q - 1.0 / 7.0).abs() < 1e-15));
+        let list = spread_per_host(&Destinations::UniformOver(vec![2, 6]), 8);
+        assert_eq!(list, vec![0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.5, 0.0]);
+        assert_eq!(
+            spread_per_host(&Destinations::Fixed(3), 4),
+            vec![0.0, 0.0, 0.0, 1.0]
+        );
+        // And the empirical frequencies of `pick` agree with it (five binomial sigmas).
+        let mut rng = stream(7, StreamKind::Traffic, 1);
+        let n = 200_000;
+        let mut hits = [0u32; 32];
+        for _ in 0..n {
+            hits[local.pick(&mut rng) as usize] += 1;
+        }
+        for (h, &k) in hits.iter().enumerate() {
+            let want = p[h] * n as f64;
+            let sigma = (want * (1.0 - p[h])).sqrt();
+            assert!(
+                (k as f64 - want).abs() <= 5.0 * sigma + 1e-9,
                 "host {h}: {k} vs {want}"
             );
         }

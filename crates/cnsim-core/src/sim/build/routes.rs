@@ -25,6 +25,10 @@ pub(crate) struct Reach {
     /// Per node: hosts reachable from it (for a switch: over switches; a host's entry is 0).
     hosts_reached: Vec<u32>,
     n_hosts: usize,
+    /// The switches with hosts, in the order of their index in the forwarding tables.
+    pub(super) edges: Vec<usize>,
+    /// Per node: (port, peer switch) of its links to other switches (empty for a host).
+    pub(super) fabric: Vec<Vec<(PortIdx, u32)>>,
 }
 
 impl Reach {
@@ -80,6 +84,8 @@ pub(crate) fn compute_routes(
     let mut reach = Reach {
         hosts_reached: vec![0; n],
         n_hosts,
+        edges: Vec::new(),
+        fabric: Vec::new(),
     };
     let mut dist = vec![u32::MAX; n];
     let mut order: Vec<u32> = Vec::new();
@@ -126,6 +132,8 @@ pub(crate) fn compute_routes(
             dist[s as usize] = u32::MAX;
         }
     }
+    reach.edges = edges;
+    reach.fabric = fabric;
     reach
 }
 
@@ -159,7 +167,7 @@ fn attachments(nodes: &[Node], n_hosts: usize, edge: &[Vec<(usize, PortIdx)>]) -
 
 /// Breadth-first search over switches from `t`: `dist` (all `u32::MAX` on entry) gets the
 /// hop counts, `order` the switches reached in search order.
-fn search_switches(
+pub(super) fn search_switches(
     fabric: &[Vec<(PortIdx, u32)>],
     t: usize,
     dist: &mut [u32],
