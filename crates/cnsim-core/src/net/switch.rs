@@ -27,6 +27,9 @@ use crate::stats::DropPlace;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct BufferLimits {
     pub(crate) shared_bytes: Option<u64>,
+    /// Dynamic threshold: an output queue takes a frame only while it holds less than this
+    /// times the free shared buffer (`admission_drop`).
+    pub(crate) shared_alpha: Option<f64>,
     pub(crate) output_bytes: Option<u64>,
     pub(crate) input_bytes: Option<u64>,
 }
@@ -148,13 +151,29 @@ impl Switch {
         let over = |limit: Option<u64>, level: u64| limit.is_some_and(|l| level + bytes > l);
         if over(self.limits.input_bytes, self.ingress_bytes[in_port]) {
             Some(DropPlace::Ingress)
-        } else if over(self.limits.shared_bytes, self.memory_bytes) {
+        } else if over(self.limits.shared_bytes, self.memory_bytes)
+            || self.over_dynamic_threshold(self.ports[out].data_bytes)
+        {
             Some(DropPlace::Shared)
         } else if over(self.limits.output_bytes, self.ports[out].data_bytes) {
             Some(DropPlace::Egress)
         } else {
             None
         }
+    }
+
+    /// Choudhury and Hahne, "Dynamic Queue Length Thresholds for Shared-Memory Packet
+    /// Switches" (IEEE/ACM ToN 1998), eq. (1): a queue of `queue_bytes` takes an arriving
+    /// frame only while `queue_bytes < alpha x (B - Q)`, B the shared buffer and Q all it
+    /// holds. Alone, a queue settles at alpha / (1 + alpha) of B; n congested queues at
+    /// alpha / (1 + n alpha) each, leaving B / (1 + n alpha) free for the others.
+    fn over_dynamic_threshold(&self, queue_bytes: u64) -> bool {
+        let (Some(alpha), Some(buffer)) = (self.limits.shared_alpha, self.limits.shared_bytes)
+        else {
+            return false;
+        };
+        let free = buffer.saturating_sub(self.memory_bytes) as f64;
+        queue_bytes as f64 >= alpha * free
     }
 
     /// A data frame, or a message riding the data queue, enters the buffer.

@@ -236,6 +236,11 @@ pub(crate) struct SwitchSpec {
     /// Total shared memory (all queues). None = infinite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shared_buffer_bytes: Option<f64>,
+    /// Dynamic threshold on the shared buffer (Choudhury and Hahne): a frame enters an output
+    /// queue only while the queue holds less than `alpha` x the free shared buffer. None = any
+    /// queue may take all of it. Needs `shared_buffer_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shared_buffer_alpha: Option<f64>,
     /// Limit per output queue. None = no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) output_buffer_bytes: Option<f64>,

@@ -142,6 +142,8 @@ pub(crate) struct SwitchTemplate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_buffer_bytes: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_buffer_alpha: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_buffer_bytes: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_buffer_bytes: Option<f64>,
@@ -177,6 +179,7 @@ impl SwitchTemplate {
         SwitchTemplate {
             latency_s: self.latency_s.or(under.latency_s),
             shared_buffer_bytes: self.shared_buffer_bytes.or(under.shared_buffer_bytes),
+            shared_buffer_alpha: self.shared_buffer_alpha.or(under.shared_buffer_alpha),
             output_buffer_bytes: self.output_buffer_bytes.or(under.output_buffer_bytes),
             input_buffer_bytes: self.input_buffer_bytes.or(under.input_buffer_bytes),
             pause: self.pause.or(under.pause),
@@ -189,6 +192,7 @@ impl SwitchTemplate {
             name,
             latency_s: self.latency_s.unwrap_or(0.0),
             shared_buffer_bytes: self.shared_buffer_bytes,
+            shared_buffer_alpha: self.shared_buffer_alpha,
             output_buffer_bytes: self.output_buffer_bytes,
             input_buffer_bytes: self.input_buffer_bytes,
             pause: self.pause,

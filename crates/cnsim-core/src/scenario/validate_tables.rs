@@ -69,6 +69,10 @@ fn validate_watermarks(xoff: f64, xon: f64, path: &str) -> Result<(), ConfigErro
     Ok(())
 }
 
+/// Largest `shared_buffer_alpha`: beyond it the threshold no longer limits a queue before the
+/// buffer is full (Broadcom's settings go from 1/128 to 8; 64 as PFC's `alpha`).
+const MAX_SHARED_BUFFER_ALPHA: f64 = 64.0;
+
 impl SwitchSpec {
     pub(super) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let c = Check { path };
@@ -80,6 +84,15 @@ impl SwitchSpec {
         ] {
             if let Some(v) = v {
                 c.bytes_positive(field, v)?;
+            }
+        }
+        if let Some(alpha) = self.shared_buffer_alpha {
+            c.in_open_closed("shared_buffer_alpha", alpha, 0.0, MAX_SHARED_BUFFER_ALPHA)?;
+            if self.shared_buffer_bytes.is_none() {
+                return Err(c.fail(
+                    "shared_buffer_alpha",
+                    "a dynamic threshold needs shared_buffer_bytes (the buffer it shares)",
+                ));
             }
         }
         if let Some(p) = &self.pause {

@@ -113,6 +113,7 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
     for s in &sc.switches {
         let limits = BufferLimits {
             shared_bytes: bytes(s.shared_buffer_bytes),
+            shared_alpha: s.shared_buffer_alpha,
             output_bytes: bytes(s.output_buffer_bytes),
             input_bytes: bytes(s.input_buffer_bytes),
         };
