@@ -268,20 +268,25 @@ mod tests {
     use super::*;
     use crate::rng::{stream, StreamKind};
 
-    #[test]
-    fn local_destinations_follow_the_fractions_and_cover_each_part() {
-        // 32 hosts: racks of 4, pods of 16 (4 racks); host 5 is in rack 4-7 of pod 0-15.
+    /// 32 hosts: racks of 4, pods of 16 (4 racks); host 5 (in rack 4-7 of pod 0-15) sends a
+    /// quarter to its rack, half to its pod outside the rack, a quarter beyond.
+    fn host_5_by_locality() -> Destinations {
         let locality = Locality {
             rack_fraction: 0.25,
             pod_fraction: 0.5,
             rack_hosts: 4,
             pod_hosts: 16,
         };
-        let dst = Destinations::Local {
+        Destinations::Local {
             me: 5,
             n_hosts: 32,
             locality,
-        };
+        }
+    }
+
+    #[test]
+    fn local_destinations_follow_the_fractions_and_cover_each_part() {
+        let dst = host_5_by_locality();
         let mut rng = stream(3, StreamKind::Traffic, 0);
         let n = 100_000;
         let mut hits = [0u32; 32];
@@ -323,19 +328,9 @@ mod tests {
 
     #[test]
     fn spread_is_what_pick_draws() {
-        // The locality example above, worked: rack mates 0.25 / 3, pod hosts 0.5 / 12,
-        // remote hosts 0.25 / 16, the sender 0.
-        let locality = Locality {
-            rack_fraction: 0.25,
-            pod_fraction: 0.5,
-            rack_hosts: 4,
-            pod_hosts: 16,
-        };
-        let local = Destinations::Local {
-            me: 5,
-            n_hosts: 32,
-            locality,
-        };
+        // The locality example, worked: rack mates 0.25 / 3, pod hosts 0.5 / 12, remote
+        // hosts 0.25 / 16, the sender 0.
+        let local = host_5_by_locality();
         let p = spread_per_host(&local, 32);
         for (h, &q) in p.iter().enumerate() {
             let want = match h {

@@ -230,6 +230,25 @@ mod tests {
     use crate::scenario::Scenario;
     use crate::sim::build::routes::compute_routes;
 
+    /// A scenario of `topology` (the `[topology]` keys, hosts at 10 Gb/s) with one traffic
+    /// entry (its keys after `kind`, `hosts = "all"`, `dst = "uniform"`), and `extra` tables.
+    fn scenario(topology: &str, traffic: &str, extra: &str) -> String {
+        format!(
+            "name = \"t\"\nduration_s = 0.05\n[topology]\n{topology}\nhost_rate_bps = 10e9\n\
+             {extra}\n[[traffic]]\nhosts = \"all\"\ndst = \"uniform\"\n{traffic}\n"
+        )
+    }
+
+    /// A leaf-spine of `leaves` x `hosts` hosts and `spines` spines, fabric links at `fabric`.
+    fn leaf_spine(leaves: u32, spines: u32, hosts: u32, fabric: f64) -> String {
+        format!(
+            "kind = \"leaf_spine\"\nleaves = {leaves}\nspines = {spines}\n\
+             hosts_per_leaf = {hosts}\nfabric_rate_bps = {fabric:?}"
+        )
+    }
+
+    const BERNOULLI: &str = "kind = \"bernoulli\"\nload = 0.5";
+
     fn built(toml: &str) -> (Vec<Node>, usize, Reach) {
         let sc = Scenario::from_toml(toml, &[]).expect("valid scenario");
         let mut b = super::super::build(&sc).expect("builds");
@@ -238,13 +257,18 @@ mod tests {
         (b.nodes, n_hosts, reach)
     }
 
-    fn uniform(n_hosts: usize) -> Vec<(u32, Destinations)> {
-        (0..n_hosts as u32)
+    /// The busiest link of every host sending to all others, on the network of `toml`.
+    fn busiest_uniform(toml: &str) -> BusiestLink {
+        let (nodes, n_hosts, reach) = built(toml);
+        let senders: Vec<(u32, Destinations)> = (0..n_hosts as u32)
             .map(|me| {
                 let n_hosts = n_hosts as u32;
                 (me, Destinations::AllOthers { me, n_hosts })
             })
-            .collect()
+            .collect();
+        let b = busiest_link(&nodes, n_hosts, &reach, &senders);
+        assert!(b.node as usize >= n_hosts, "a switch's link: {b:?}");
+        b
     }
 
     #[test]
@@ -252,54 +276,16 @@ mod tests {
         // 4 leaves x 4 hosts at 10 Gb/s, 2 spines, 10 Gb/s fabric links: 2:1 at a leaf.
         // A host sends 12/15 of its traffic off its leaf: a leaf 4 x 10 x 12/15 = 32 Gb/s
         // over 2 uplinks of 10, 1.6 each; spine downlinks the same. Hosts' own links: 1.
-        let (nodes, n_hosts, reach) = built(
-            r#"
-            name = "ls"
-            duration_s = 0.001
-            [topology]
-            kind = "leaf_spine"
-            leaves = 4
-            spines = 2
-            hosts_per_leaf = 4
-            host_rate_bps = 10e9
-            fabric_rate_bps = 10e9
-            [[traffic]]
-            kind = "bernoulli"
-            hosts = "all"
-            dst = "uniform"
-            load = 0.5
-            "#,
-        );
-        let b = busiest_link(&nodes, n_hosts, &reach, &uniform(n_hosts));
+        let b = busiest_uniform(&scenario(&leaf_spine(4, 2, 4, 10e9), BERNOULLI, ""));
         assert!((b.utilisation_at_full_rate - 1.6).abs() < 1e-12, "{b:?}");
-        assert!(b.node as usize >= n_hosts, "a switch's link: {b:?}");
     }
 
     #[test]
     fn one_path_per_destination_puts_a_leafs_remote_traffic_on_one_uplink() {
         // The leaf-spine above with `lowest_port`: the 32 Gb/s off a leaf all take its first
         // uplink, 3.2 x its 10 Gb/s.
-        let (nodes, n_hosts, reach) = built(
-            r#"
-            name = "ls1"
-            duration_s = 0.001
-            [topology]
-            kind = "leaf_spine"
-            leaves = 4
-            spines = 2
-            hosts_per_leaf = 4
-            host_rate_bps = 10e9
-            fabric_rate_bps = 10e9
-            [routing]
-            multipath = "lowest_port"
-            [[traffic]]
-            kind = "bernoulli"
-            hosts = "all"
-            dst = "uniform"
-            load = 0.5
-            "#,
-        );
-        let b = busiest_link(&nodes, n_hosts, &reach, &uniform(n_hosts));
+        let routing = "[routing]\nmultipath = \"lowest_port\"";
+        let b = busiest_uniform(&scenario(&leaf_spine(4, 2, 4, 10e9), BERNOULLI, routing));
         assert!((b.utilisation_at_full_rate - 3.2).abs() < 1e-12, "{b:?}");
     }
 
@@ -310,58 +296,33 @@ mod tests {
         // pod over its one spine link: 40 x 16/23 / 10 = 64/23 (the Meta fabric's 1.75 at
         // 48 racks x 16 hosts, 4 planes, 24 spines, 40 Gb/s links). A rack's uplinks carry
         // 22/23, a host's own link 1.
-        let (nodes, n_hosts, reach) = built(
-            r#"
-            name = "c3"
-            duration_s = 0.001
-            [topology]
-            kind = "clos3"
-            pods = 3
-            racks_per_pod = 4
-            hosts_per_rack = 2
-            fabric_planes = 2
-            spines_per_plane = 1
-            host_rate_bps = 10e9
-            fabric_rate_bps = 10e9
-            spine_rate_bps = 10e9
-            [[traffic]]
-            kind = "bernoulli"
-            hosts = "all"
-            dst = "uniform"
-            load = 0.5
-            "#,
-        );
-        let b = busiest_link(&nodes, n_hosts, &reach, &uniform(n_hosts));
+        let clos3 = "kind = \"clos3\"\npods = 3\nracks_per_pod = 4\nhosts_per_rack = 2\n\
+                     fabric_planes = 2\nspines_per_plane = 1\nfabric_rate_bps = 10e9\n\
+                     spine_rate_bps = 10e9";
+        let b = busiest_uniform(&scenario(clos3, BERNOULLI, ""));
         assert!(
             (b.utilisation_at_full_rate - 64.0 / 23.0).abs() < 1e-12,
             "{b:?}"
         );
     }
 
-    const LEAF_SPINE_FLOWS: &str = r#"
-        name = "ls-flows"
-        duration_s = 0.05
-        [topology]
-        kind = "leaf_spine"
-        leaves = 4
-        spines = 2
-        hosts_per_leaf = 4
-        host_rate_bps = 10e9
-        fabric_rate_bps = 10e9
-        [[traffic]]
-        kind = "flows"
-        hosts = "all"
-        dst = "uniform"
-        load = 0.8
-        load_basis = "busiest_link"
-        size = { bytes = 10000 }
-        "#;
+    /// Flows of 10 kB at 0.8 on the busiest link of the 4 x 4 leaf-spine, over 50 ms.
+    fn leaf_spine_flows(basis: &str) -> String {
+        let flows = format!("kind = \"flows\"\nload = 0.8\n{basis}\nsize = {{ bytes = 10000 }}");
+        scenario(&leaf_spine(4, 2, 4, 10e9), &flows, "")
+    }
+
+    /// The realised load of a build's flows, as a fraction of the 16 hosts' 10 Gb/s x 50 ms.
+    fn realised_load(b: &super::super::Built) -> f64 {
+        let bits: f64 = b.flows.iter().map(|f| f.size_bytes as f64 * 8.0).sum();
+        bits / (16.0 * 10e9 * 0.05)
+    }
 
     #[test]
     fn a_busiest_link_entry_offers_the_scaled_host_load() {
         // Busiest link 1.6 x at full rate (the leaf-spine above): hosts at 0.8 / 1.6 = 0.5.
-        let sc = Scenario::from_toml(LEAF_SPINE_FLOWS, &[]).expect("valid");
-        let b = super::super::build(&sc).expect("builds");
+        let toml = leaf_spine_flows("load_basis = \"busiest_link\"");
+        let b = super::super::build(&Scenario::from_toml(&toml, &[]).unwrap()).unwrap();
         let [scaling] = &b.workload.load_scaling[..] else {
             panic!("one scaled entry: {:?}", b.workload.load_scaling)
         };
@@ -371,23 +332,22 @@ mod tests {
         assert!(scaling.busiest_link.contains("->"), "{scaling:?}");
         // 16 hosts x 10 Gb/s x 0.5 x 50 ms / 80 kbit: about 5,000 flows; the realised load
         // within 3% of 0.5 (Poisson: 1.4% standard deviation).
-        let bits: f64 = b.flows.iter().map(|f| f.size_bytes as f64 * 8.0).sum();
-        let realised = bits / (16.0 * 10e9 * 0.05);
+        let realised = realised_load(&b);
         assert!((realised - 0.5).abs() < 0.015, "realised {realised}");
         // The same entry on the host basis offers 0.8.
-        let host = LEAF_SPINE_FLOWS.replace("load_basis = \"busiest_link\"", "");
-        let b = super::super::build(&Scenario::from_toml(&host, &[]).unwrap()).unwrap();
+        let b =
+            super::super::build(&Scenario::from_toml(&leaf_spine_flows(""), &[]).unwrap()).unwrap();
         assert!(b.workload.load_scaling.is_empty());
-        let bits: f64 = b.flows.iter().map(|f| f.size_bytes as f64 * 8.0).sum();
-        assert!((bits / (16.0 * 10e9 * 0.05) - 0.8).abs() < 0.02);
+        assert!((realised_load(&b) - 0.8).abs() < 0.02);
     }
 
     #[test]
     fn load_basis_is_refused_where_there_is_no_load() {
-        let cbr = LEAF_SPINE_FLOWS
-            .replace("kind = \"flows\"", "kind = \"cbr\"\n        rate_bps = 1e9")
-            .replace("load = 0.8\n", "")
-            .replace("size = { bytes = 10000 }", "");
+        let cbr = scenario(
+            &leaf_spine(4, 2, 4, 10e9),
+            "kind = \"cbr\"\nrate_bps = 1e9\nload_basis = \"busiest_link\"",
+            "",
+        );
         let err = Scenario::from_toml(&cbr, &[]).unwrap_err().to_string();
         assert!(err.contains("traffic[0].load_basis"), "{err}");
         assert!(err.contains("does not apply"), "{err}");
@@ -396,24 +356,7 @@ mod tests {
     #[test]
     fn one_destination_loads_its_own_link_with_every_sender() {
         // Three hosts of a 4-host leaf-spine all send to host 0: its link carries 3 x.
-        let (nodes, n_hosts, reach) = built(
-            r#"
-            name = "incast"
-            duration_s = 0.001
-            [topology]
-            kind = "leaf_spine"
-            leaves = 2
-            spines = 1
-            hosts_per_leaf = 2
-            host_rate_bps = 10e9
-            fabric_rate_bps = 40e9
-            [[traffic]]
-            kind = "bernoulli"
-            hosts = "all"
-            dst = "uniform"
-            load = 0.5
-            "#,
-        );
+        let (nodes, n_hosts, reach) = built(&scenario(&leaf_spine(2, 1, 2, 40e9), BERNOULLI, ""));
         let senders: Vec<(u32, Destinations)> =
             (1..4).map(|h| (h, Destinations::Fixed(0))).collect();
         let b = busiest_link(&nodes, n_hosts, &reach, &senders);
