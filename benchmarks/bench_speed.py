@@ -1,7 +1,8 @@
 """Simulator speed on the issue-12 benchmark set: the 8 -> 1 PAUSE incast, `seed004-qcn` and
 two-tier trees of 16 / 128 / 1024 hosts at 60% uniform load; and the issue-25 fabrics: k-ary fat
 trees (k = 8 / 16 / 24: 128 / 1,024 / 3,456 hosts) and the 6,144-host `meta-fabric-6144`, all
-with WebSearch flows at 50% load to uniform destinations.
+with WebSearch flows to uniform destinations at 50% load (the fat trees' of the hosts' line
+rate, the Meta fabric's on its busiest links, Parsimon's "max load": hosts at 28.6%).
 
 Usage: python benchmarks/bench_speed.py [CASE ...] [--repeat N]
 
