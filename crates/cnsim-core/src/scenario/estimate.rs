@@ -123,6 +123,7 @@ impl Scenario {
         let mut frames_events = 0.0;
         let mut workload_flows = 0.0;
         let mut busy_voqs = 0.0;
+        let mut pairs = 0.0;
         for t in &self.traffic {
             let stop = t.stop_s.unwrap_or(self.duration_s).min(self.duration_s);
             let active_s = (stop - t.start_s).max(0.0);
@@ -130,6 +131,7 @@ impl Scenario {
             let hops = self.longest_path_links(t).max(1) as f64;
             let mean_bytes = t.size.as_ref().and_then(SizeSpec::mean_bytes);
             busy_voqs += t.hosts.len() as f64 * BUSY_VOQS_PER_HOST.min(destinations(t, n_hosts));
+            let mut entry_flows = 0.0;
             for h in &t.hosts {
                 let rate = match t.kind {
                     TrafficKind::Bernoulli | TrafficKind::Flows => {
@@ -141,12 +143,14 @@ impl Scenario {
                     TrafficKind::Incast => super::incast::offered_bps_per_host(t, mean_bytes),
                 };
                 if let Some(mean) = mean_bytes {
-                    workload_flows += rate / (8.0 * mean) * active_s;
+                    entry_flows += rate / (8.0 * mean) * active_s;
                 }
                 // Per frame: its generation, and per link an end of transmission and an
                 // arrival; plus the delivery.
                 frames_events += rate / frame_bits * active_s * (2.0 * hops + 2.0);
             }
+            workload_flows += entry_flows;
+            pairs += self.limited_pairs(t, n_hosts, entry_flows);
         }
         // An inline flow list: its bytes (a trace file is read only when the network is
         // built); its senders are not known here, so every host may hold busy queues.
@@ -160,13 +164,6 @@ impl Scenario {
         let busy_voqs = busy_voqs.min(n_hosts * BUSY_VOQS_PER_HOST.min(n_hosts));
         let probes = (self.duration_s / self.report.probe_interval_s).floor();
         let n_links = self.links.len() as f64;
-        let pairs: f64 = if self.congestion.scheme.is_none() {
-            0.0
-        } else {
-            (self.traffic.iter())
-                .map(|t| t.hosts.len() as f64 * destinations(t, n_hosts))
-                .sum()
-        };
         let limiters = pairs.min(n_hosts * n_hosts);
         let per_probe = if self.probes_tiers() {
             TIER_SAMPLES_PER_PROBE
@@ -270,6 +267,30 @@ impl Scenario {
 }
 
 /// How many destinations each sender of the entry has.
+impl Scenario {
+    /// The rate limiters entry `t` may hold under a scheme: one per (host, destination) pair
+    /// it sends to, at most one per flow (a flow opens one pair); over a transport one per
+    /// queue pair, which goes when its flow completes, so at most the queues a host is taken
+    /// to keep busy (`BUSY_VOQS_PER_HOST`). (A 6,144-host fabric over TCP with DCTCP was once
+    /// refused for 1e10 bytes of limiters for every pair of hosts, and peaked at 324 MB.)
+    fn limited_pairs(&self, t: &TrafficSpec, n_hosts: f64, entry_flows: f64) -> f64 {
+        if self.congestion.scheme.is_none() {
+            return 0.0;
+        }
+        let hosts = t.hosts.len() as f64;
+        let pairs = hosts * destinations(t, n_hosts);
+        let opened = match t.kind {
+            TrafficKind::Flows | TrafficKind::Incast => pairs.min(entry_flows),
+            _ => pairs,
+        };
+        if t.transport.is_none() {
+            opened
+        } else {
+            opened.min(hosts * BUSY_VOQS_PER_HOST)
+        }
+    }
+}
+
 fn destinations(t: &TrafficSpec, n_hosts: f64) -> f64 {
     match &t.dst {
         Some(DstSpec::One(d)) if d == UNIFORM => n_hosts - 1.0,
@@ -348,6 +369,36 @@ mod tests {
         let held = memory.probe_samples - STREAM_ROW_GROUP_ROWS;
         let saved = memory.memory_bytes - streamed.memory_bytes;
         assert!((saved - held * BYTES_PER_SAMPLE).abs() < 1.0, "{saved}");
+    }
+
+    #[test]
+    fn a_scheme_counts_a_limiter_per_flow_not_per_pair_of_hosts() {
+        // 128 hosts, 16,256 (host, destination) pairs; WebSearch at 0.5 for 10 ms opens
+        // 128 x 0.5 x 10 Gb/s / (8 x 1,711,250 B) x 0.01 s = 467.5 flows, so as many limiters
+        // at most (open loop or over TCP), not one for each pair; over TCP, however many flows,
+        // at most 64 busy queue pairs per host (8,192).
+        let scenario = |extra: &str| {
+            let text = format!(
+                "name = \"ls128\"\nduration_s = 0.01\n[topology]\nkind = \"leaf_spine\"\n\
+                 leaves = 8\nspines = 2\nhosts_per_leaf = 16\n[[traffic]]\nkind = \"flows\"\n\
+                 hosts = \"all\"\ndst = \"uniform\"\nload = 0.5\n\
+                 size = {{ cdf = \"websearch\" }}\n{extra}"
+            );
+            Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let flows = 128.0 * 0.5 * 10e9 / (8.0 * 1_711_250.0) * 0.01;
+        let limiters = |sc: &Scenario, flows: f64| sc.limited_pairs(&sc.traffic[0], 128.0, flows);
+        assert_eq!(
+            limiters(&scenario(""), flows),
+            0.0,
+            "no scheme, no limiters"
+        );
+        let qcn = scenario("[congestion]\nscheme = \"qcn\"");
+        assert_eq!(limiters(&qcn, flows), flows);
+        assert_eq!(limiters(&qcn, 1e6), 16_256.0, "at most one per pair");
+        let dctcp = scenario("transport = \"tcp\"\n[congestion]\nscheme = \"dctcp\"");
+        assert_eq!(limiters(&dctcp, flows), flows);
+        assert_eq!(limiters(&dctcp, 1e6), 128.0 * BUSY_VOQS_PER_HOST);
     }
 
     #[test]
