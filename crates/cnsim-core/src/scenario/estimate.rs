@@ -272,7 +272,7 @@ impl Scenario {
     /// it sends to, at most one per flow (a flow opens one pair); over a transport one per
     /// queue pair, which goes when its flow completes, so at most the queues a host is taken
     /// to keep busy (`BUSY_VOQS_PER_HOST`). (A 6,144-host fabric over TCP with DCTCP was once
-    /// refused for 1e10 bytes of limiters for every pair of hosts, and peaked at 324 MB.)
+    /// refused for 1e10 bytes of limiters for every pair of hosts, and peaked at 331 MB.)
     fn limited_pairs(&self, t: &TrafficSpec, n_hosts: f64, entry_flows: f64) -> f64 {
         if self.congestion.scheme.is_none() {
             return 0.0;
