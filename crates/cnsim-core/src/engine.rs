@@ -277,7 +277,7 @@ impl EventQueue {
     #[inline]
     pub(crate) fn schedule(&mut self, at: SimTime, kind: EventKind) {
         debug_assert!(at >= self.now, "event scheduled in the past: {kind:?}");
-        let ev = Scheduled::new(at, self.next_seq, kind);
+        let seq = self.next_seq;
         self.next_seq += 1;
         let slot = at.ps() >> SLOT_SHIFT;
         // `slot - cur_slot` in 1..WHEEL_SLOTS, in one comparison (an earlier or the current
@@ -286,12 +286,16 @@ impl EventQueue {
             let i = bucket_of(slot);
             let bucket = &mut self.wheel[i];
             if bucket.len() < bucket.capacity() {
-                bucket.push(ev);
+                // The event is made here, not before the test: made before, it sat on the
+                // stack for `schedule_slow` and was copied into the bucket by 16-byte loads
+                // of fields just stored one by one, which cannot be forwarded from the store
+                // buffer, so each waited for every store before it, cache misses included.
+                bucket.push(Scheduled::new(at, seq, kind));
                 self.occupied[i / 64] |= 1 << (i % 64);
                 return;
             }
         }
-        self.schedule_slow(ev, slot);
+        self.schedule_slow(Scheduled::new(at, seq, kind), slot);
     }
 
     #[inline]

@@ -6,8 +6,18 @@
 use crate::net::frame::Frame;
 use crate::time::SimTime;
 
-/// A frame on the link and the time it reaches the far end.
-pub(crate) type InFlight = (SimTime, Frame);
+/// A frame on the link and the time it reaches the far end. The frame first (`repr(C)`), so
+/// that copies of a whole entry and of its frame alone move the frame in the same 16-byte
+/// pieces: a frame read right after it was copied (popped, then queued at the switch) loads
+/// each piece from one store. With the time first, every piece spanned two stores, which the
+/// store buffer cannot forward, and the queue's write waited for both to reach the cache
+/// (the top stall of the long fabric run: docs/performance.md).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub(crate) struct InFlight {
+    pub(crate) frame: Frame,
+    pub(crate) arrival: SimTime,
+}
 
 /// Capacity of a pipe's first buffer (a power of two, as every capacity is).
 const FIRST_CAPACITY: usize = 4;
@@ -30,12 +40,20 @@ impl Pipe {
         self.slots.len() - 1
     }
 
-    pub(crate) fn push_back(&mut self, entry: InFlight) {
+    /// Appends `frame`, arriving at `arrival`, written straight into its slot (no entry made
+    /// on the stack first: read back in 16-byte pieces, its fields' separate stores could not
+    /// be forwarded).
+    pub(crate) fn push_back(&mut self, frame: &Frame, arrival: SimTime) {
         if self.len == self.slots.len() {
-            self.grow(entry);
+            self.grow(InFlight {
+                frame: *frame,
+                arrival,
+            });
         }
         let at = (self.head + self.len) & self.mask();
-        self.slots[at] = entry;
+        let slot = &mut self.slots[at];
+        slot.frame = *frame;
+        slot.arrival = arrival;
         self.len += 1;
     }
 
@@ -51,14 +69,15 @@ impl Pipe {
         self.head = 0;
     }
 
-    pub(crate) fn pop_front(&mut self) -> Option<InFlight> {
+    /// Removes the first entry and returns its frame.
+    pub(crate) fn pop_front(&mut self) -> Option<Frame> {
         if self.len == 0 {
             return None;
         }
-        let entry = self.slots[self.head];
+        let frame = self.slots[self.head].frame;
         self.head = (self.head + 1) & self.mask();
         self.len -= 1;
-        Some(entry)
+        Some(frame)
     }
 
     pub(crate) fn front(&self) -> Option<&InFlight> {
@@ -95,8 +114,8 @@ mod tests {
     use super::*;
     use std::collections::VecDeque;
 
-    fn entry(k: u64) -> InFlight {
-        (SimTime(k), Frame::data(0, 1, 1500, SimTime(k)))
+    fn frame(k: u64) -> Frame {
+        Frame::data(0, 1, 1500, SimTime(k))
     }
 
     #[test]
@@ -107,20 +126,17 @@ mod tests {
         for k in 0..10_000u64 {
             rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             if !(rng >> 33).is_multiple_of(3) {
-                pipe.push_back(entry(k));
-                deque.push_back(entry(k));
+                pipe.push_back(&frame(k), SimTime(k));
+                deque.push_back(k);
             } else {
-                assert_eq!(
-                    pipe.pop_front().map(|e| e.0),
-                    deque.pop_front().map(|e| e.0)
-                );
+                assert_eq!(pipe.pop_front().map(|f| f.born.ps()), deque.pop_front());
             }
             assert_eq!(pipe.len(), deque.len());
-            assert_eq!(pipe.front().map(|e| e.0), deque.front().map(|e| e.0));
-            assert_eq!(pipe.back().map(|e| e.0), deque.back().map(|e| e.0));
+            assert_eq!(pipe.front().map(|e| e.arrival.ps()), deque.front().copied());
+            assert_eq!(pipe.back().map(|e| e.arrival.ps()), deque.back().copied());
             if k % 97 == 0 {
-                let ours: Vec<_> = pipe.iter().map(|e| e.0).collect();
-                let theirs: Vec<_> = deque.iter().map(|e| e.0).collect();
+                let ours: Vec<_> = pipe.iter().map(|e| e.frame.born.ps()).collect();
+                let theirs: Vec<_> = deque.iter().copied().collect();
                 assert_eq!(ours, theirs);
             }
         }
@@ -131,13 +147,13 @@ mod tests {
         let mut pipe = Pipe::default();
         assert!(pipe.next_slot().is_none());
         for k in 0..40u64 {
-            pipe.push_back(entry(k));
+            pipe.push_back(&frame(k), SimTime(k));
             if k.is_multiple_of(3) {
                 pipe.pop_front();
             }
             if pipe.len() < pipe.slots.len() {
                 let next = pipe.next_slot().map(|e| e as *const InFlight);
-                pipe.push_back(entry(1000 + k));
+                pipe.push_back(&frame(1000 + k), SimTime(1000 + k));
                 assert_eq!(next, pipe.back().map(|e| e as *const InFlight));
                 pipe.pop_front();
             }

@@ -161,7 +161,7 @@ impl Port {
         let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
         self.free_at = now + self.tx_timer.time(wire_bytes, self.rate_bps);
         let arrival = self.free_at + self.delay;
-        self.pipe.push_back((arrival, frame));
+        self.pipe.push_back(&frame, arrival);
         (self.pipe.len() == 1).then_some(arrival)
     }
 
@@ -217,8 +217,8 @@ impl Port {
     /// The pipe's head frame reaches the peer: returns it, and the arrival time of the next
     /// frame, which the caller must schedule.
     pub(crate) fn pop_arrival(&mut self) -> (Frame, Option<SimTime>) {
-        let (_, frame) = self.pipe.pop_front().expect("Arrive on an empty pipe");
-        (frame, self.pipe.front().map(|&(at, _)| at))
+        let frame = self.pipe.pop_front().expect("Arrive on an empty pipe");
+        (frame, self.pipe.front().map(|e| e.arrival))
     }
 
     /// The frame being serialised, if any.
@@ -227,7 +227,7 @@ impl Port {
         self.pipe
             .back()
             .filter(|_| self.is_busy(now))
-            .map(|(_, f)| f)
+            .map(|e| &e.frame)
     }
 
     /// Stamps the data frame just started with this egress's in-band telemetry (the queue it
@@ -254,18 +254,22 @@ impl Port {
     /// The frame whose transmission just started (the pipe's last), to stamp or mark it on
     /// its way out.
     pub(crate) fn just_started(&mut self) -> Option<&mut Frame> {
-        self.pipe.back_mut().map(|(_, f)| f)
+        self.pipe.back_mut().map(|e| &mut e.frame)
     }
 
     /// The frame that arrives next, if any is on the link or being sent.
     pub(crate) fn pipe_head(&self) -> Option<&Frame> {
-        self.pipe.front().map(|(_, f)| f)
+        self.pipe.front().map(|e| &e.frame)
     }
 
-    /// Hands `each` the pipe's first two entries (the arriving frame and the next arrival
-    /// time `pop_arrival` reads): a prefetch hint's targets (`sim/prefetch.rs`).
-    pub(crate) fn pipe_front_two(&self, mut each: impl FnMut(&InFlight)) {
-        self.pipe.iter().take(2).for_each(&mut each);
+    /// What `pop_arrival` reads: the arriving frame and the next entry's arrival time (a
+    /// prefetch hint's targets, `sim/prefetch.rs`).
+    pub(crate) fn pipe_front_two(&self) -> (Option<&Frame>, Option<&SimTime>) {
+        let mut entries = self.pipe.iter();
+        (
+            entries.next().map(|e| &e.frame),
+            entries.next().map(|e| &e.arrival),
+        )
     }
 
     /// Where the next frame started here will be written: a prefetch hint's target.
@@ -309,7 +313,7 @@ impl Port {
     /// Data frames held here: queued, being sent, or on the wire.
     pub(crate) fn data_frames_held(&self) -> u64 {
         // The frame being sent is already in the pipe.
-        let piped = self.pipe.iter().filter(|(_, f)| f.is_data()).count() as u64;
+        let piped = self.pipe.iter().filter(|e| e.frame.is_data()).count() as u64;
         // Probes riding the data queue are not data.
         let queued = self.data_q.iter().filter(|f| f.is_data()).count() as u64;
         queued + piped

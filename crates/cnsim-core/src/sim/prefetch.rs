@@ -106,7 +106,13 @@ fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
             let Some(p) = port_of(nodes, node, port) else {
                 return;
             };
-            p.pipe_front_two(first_line);
+            let (frame, next_arrival) = p.pipe_front_two();
+            if let Some(frame) = frame {
+                first_line(frame);
+            }
+            if let Some(at) = next_arrival {
+                first_line(at);
+            }
             match nodes.get(p.peer_node as usize) {
                 Some(Node::Host(h)) => lines(&**h),
                 Some(Node::Switch(s)) => lines(&**s),
