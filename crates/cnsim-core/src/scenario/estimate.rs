@@ -13,7 +13,7 @@ use std::path::Path;
 use super::flows::PERMUTATION;
 use super::flows::{bounded_pareto_mean, empirical_mean};
 use super::report::{ProbeScope, PROBE_TIERS_ABOVE_SAMPLES};
-use super::{DstSpec, Scenario, SizeSpec, TrafficKind, TrafficSpec};
+use super::{DstSpec, LoadBasis, Scenario, SizeSpec, TrafficKind, TrafficSpec};
 
 const UNIFORM: &str = "uniform";
 
@@ -109,8 +109,23 @@ impl SizeSpec {
 
 impl Scenario {
     /// Estimates of the run's events, probe samples and memory, from the traffic's frame
-    /// rates, the path lengths, the probes and the elements; cheap (no network is built).
+    /// rates, the path lengths, the probes and the elements; cheap (no network is built). An
+    /// entry with `load_basis = "busiest_link"` counts with its hosts at `load`, an upper
+    /// bound: their load is `load` / (the busiest link's load at full rate, at least 1), known
+    /// once the routes are (the build checks the caps again then: `estimate_known_loads`).
     pub fn estimate(&self) -> Estimate {
+        self.estimate_counting(true)
+    }
+
+    /// The estimate without the entries whose hosts' load is not known before the routes are
+    /// (`load_basis = "busiest_link"`): what the caps are checked against before the build.
+    /// After it, those entries carry their hosts' load (`sim/build/link_load.rs`), and this is
+    /// the whole estimate.
+    pub(crate) fn estimate_known_loads(&self) -> Estimate {
+        self.estimate_counting(false)
+    }
+
+    fn estimate_counting(&self, busiest_link_entries: bool) -> Estimate {
         // A host's line rate: its first link's (a map, not a search of the links per host).
         let mut rates: HashMap<&str, f64> = Default::default();
         for l in self.links.iter().rev() {
@@ -124,7 +139,9 @@ impl Scenario {
         let mut workload_flows = 0.0;
         let mut busy_voqs = 0.0;
         let mut pairs = 0.0;
-        for t in &self.traffic {
+        let counted =
+            |t: &&TrafficSpec| busiest_link_entries || t.load_basis == LoadBasis::HostLink;
+        for t in self.traffic.iter().filter(counted) {
             let stop = t.stop_s.unwrap_or(self.duration_s).min(self.duration_s);
             let active_s = (stop - t.start_s).max(0.0);
             let frame_bits = 8.0 * f64::from(t.frame_bytes + self.model.wire_overhead_bytes);

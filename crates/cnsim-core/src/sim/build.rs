@@ -147,6 +147,11 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
     let reach = compute_routes(&mut nodes, n_hosts, &sc.routing, sc.seed);
     // From here on the hosts' loads: `busiest_link` entries' scaled (`link_load.rs`).
     let (scaled, load_scaling) = link_load::host_loads(sc, &index, &nodes, &reach)?;
+    if let Some(scaled) = &scaled {
+        // The `[limits]` caps, checked before the build without these entries' traffic (their
+        // hosts' load was not known), now with it, before the workload is made.
+        scaled.validate_resources()?;
+    }
     let sc = scaled.as_ref().unwrap_or(sc);
     let (sources, long_flows) = build_sources(sc, &index, &nodes, &reach)?;
     let line_rates: Vec<f64> = nodes[..n_hosts]

@@ -64,7 +64,9 @@ pub(crate) fn host_loads(
             ));
         }
         let sc2 = scaled.get_or_insert_with(|| sc.clone());
+        // From here on the entry's `load` is its hosts' (what the estimate reads).
         sc2.traffic[ti].load = Some(host_load);
+        sc2.traffic[ti].load_basis = LoadBasis::HostLink;
         facts.push(LoadScaling {
             traffic: ti,
             busiest_link_load: asked,
@@ -339,6 +341,39 @@ mod tests {
             super::super::build(&Scenario::from_toml(&leaf_spine_flows(""), &[]).unwrap()).unwrap();
         assert!(b.workload.load_scaling.is_empty());
         assert!((realised_load(&b) - 0.8).abs() < 0.02);
+    }
+
+    #[test]
+    fn the_caps_are_checked_with_the_hosts_load_once_it_is_known() {
+        // The entry above puts its hosts at 0.5; estimated at 0.8 (its `load`), the run would
+        // count 1.6 x its frames and flows. The same traffic on the host basis at 0.5:
+        let at_half = leaf_spine_flows("").replace("load = 0.8", "load = 0.5");
+        let needs = Scenario::from_toml(&at_half, &[])
+            .unwrap()
+            .estimate()
+            .events;
+        let busiest = leaf_spine_flows("load_basis = \"busiest_link\"");
+        let upper = Scenario::from_toml(&busiest, &[])
+            .unwrap()
+            .estimate()
+            .events;
+        assert!(upper > 1.5 * needs, "{upper} against {needs}");
+        let with_cap = |cap: f64| format!("{busiest}\n[limits]\nmax_events = {cap:e}\n");
+        // A cap between the two: the run is not refused (it was, on the entry's `load`).
+        let sc = Scenario::from_toml(&with_cap(1.01 * needs), &[]).expect("validates");
+        super::super::build(&sc).expect("within the cap at the hosts' load");
+        // A cap under what it needs: validation leaves the entry to the build, which refuses.
+        let sc = Scenario::from_toml(&with_cap(0.99 * needs), &[]).expect("validates");
+        let err = super::super::build(&sc).err().expect("refused").to_string();
+        assert!(err.contains("limits.max_events"), "{err}");
+        assert!(!err.contains("without"), "{err}");
+        // Refused before the build, the estimate says what it leaves out.
+        let tiny = format!("{busiest}\n[limits]\nmax_memory_bytes = 1\n");
+        let err = Scenario::from_toml(&tiny, &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("without traffic[0] (a load on the busiest link"),
+            "{err}"
+        );
     }
 
     #[test]
