@@ -12,7 +12,11 @@ meta6144 (20 ms), and the transported incasts (8 long flows into one 100 Gb/s po
 and tcp8 without a scheme; dcqcn8, dctcp8, timely8, hpcc8, swift8 with one, over roce with PFC) when
 named. A flow workload starts empty and fills over a few ms (flows of the
 mean size, 1.6 MB, take 1.3 ms at 10 Gb/s), so the fabrics' rates are of loaded networks only
-after that: the `ms/sim ms` column is the whole run's wall time per simulated ms. Each run is
+after that: the `ms/sim ms` column is the whole run's wall time per simulated ms. On the Meta
+fabric the queues, the active flows and the hops per simulated ms grow for longer (the next
+80 ms cost 1.46 x the wall time per simulated ms of the first 20): `meta6144-steady` is the
+window from 20 to 100 ms (two runs, their difference; peak memory the longer one's), the rate
+to extrapolate a long run from. Each run is
 a fresh process (so its peak memory is its own); the best of N by wall time is printed:
 events/s, frame-hops/s, wall ns per frame-hop (a frame crossing one link is one hop; control
 frames count) and peak resident memory. The wall figures count only the simulation loop (the
@@ -52,6 +56,11 @@ CASES: dict[str, tuple[str, float | None]] = {
     "swift8": ("scheme:swift", None),
 }
 DEFAULT_CASES = ["incast", "qcn", "tree16", "tree128", "tree1024"]
+# name -> (scenario, from, to): the loaded network's own rate, the difference of a run to `to`
+# and one to `from` simulated seconds (a flow workload starts empty; see the docstring).
+WINDOWS: dict[str, tuple[str, float, float]] = {
+    "meta6144-steady": ("meta-fabric-6144", 0.02, 0.1),
+}
 
 FAT_TREE = """
 name = "fattree-{k}"
@@ -179,6 +188,7 @@ def bench(scenario: str, duration: float | None, repeat: int) -> dict[str, float
             "events": s["events"],
             "events_per_s": s["events_per_s"],
             "frame_hops_per_s": s["frame_hops_per_s"],
+            "hops": s["frame_hops"],
             "ns_per_hop": s["wall_time_s"] / s["frame_hops"] * 1e9,
             "peak_mib": got["peak_mib"],
             "acks": s["control_frames"].get("ack", 0),
@@ -189,27 +199,53 @@ def bench(scenario: str, duration: float | None, repeat: int) -> dict[str, float
     return best
 
 
+def bench_window(scenario: str, start: float, end: float, repeat: int) -> dict[str, float]:
+    """The figures of the simulated window `start`..`end`: a run to `end` less one to `start`."""
+    short, long = bench(scenario, start, repeat), bench(scenario, end, repeat)
+    wall = long["wall_s"] - short["wall_s"]
+    events = long["events"] - short["events"]
+    hops = long["hops"] - short["hops"]
+    return {
+        "sim_s": end - start,
+        "wall_s": wall,
+        "events": events,
+        "events_per_s": events / wall,
+        "hops": hops,
+        "frame_hops_per_s": hops / wall,
+        "ns_per_hop": wall / hops * 1e9,
+        "peak_mib": long["peak_mib"],
+        "acks": long["acks"] - short["acks"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cases", nargs="*", default=DEFAULT_CASES, help=", ".join(CASES))
+    parser.add_argument(
+        "cases", nargs="*", default=DEFAULT_CASES, help=", ".join([*CASES, *WINDOWS])
+    )
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    unknown = [c for c in args.cases if c not in CASES]
+    unknown = [c for c in args.cases if c not in CASES and c not in WINDOWS]
     if unknown:
-        parser.error(f"unknown case {unknown[0]!r} (cases: {', '.join(CASES)})")
+        names = ", ".join([*CASES, *WINDOWS])
+        parser.error(f"unknown case {unknown[0]!r} (cases: {names})")
     import cnsim
 
     print(f"cnsim {cnsim.__version__} on {platform.machine()}, Python {platform.python_version()}")
     print(
-        f"{'case':<10}{'sim s':>7}{'wall s':>8}{'events':>13}{'Mev/s':>8}{'Mhops/s':>9}"
+        f"{'case':<16}{'sim s':>7}{'wall s':>8}{'events':>13}{'Mev/s':>8}{'Mhops/s':>9}"
         f"{'ns/hop':>8}{'ms/sim ms':>10}{'peak MiB':>10}{'ACKs':>11}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.cases:
-            spec, duration = CASES[name]
-            r = bench(scenario_file(spec, Path(tmp)), duration, args.repeat)
+            if name in WINDOWS:
+                spec, start, end = WINDOWS[name]
+                r = bench_window(scenario_file(spec, Path(tmp)), start, end, args.repeat)
+            else:
+                spec, duration = CASES[name]
+                r = bench(scenario_file(spec, Path(tmp)), duration, args.repeat)
             print(
-                f"{name:<10}{r['sim_s']:>7.3f}{r['wall_s']:>8.2f}{r['events']:>13,.0f}"
+                f"{name:<16}{r['sim_s']:>7.3f}{r['wall_s']:>8.2f}{r['events']:>13,.0f}"
                 f"{r['events_per_s'] / 1e6:>8.2f}{r['frame_hops_per_s'] / 1e6:>9.2f}"
                 f"{r['ns_per_hop']:>8.1f}{r['wall_s'] / r['sim_s']:>10.1f}{r['peak_mib']:>10.0f}"
                 f"{r['acks']:>11,.0f}"
