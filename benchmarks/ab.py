@@ -29,16 +29,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_speed import CASES, scenario_file  # noqa: E402
-
-# Runs in the child, with the build's directory first on the path: one simulation, its summary.
-CHILD = """
-import json, sys
-import cnsim
-scenario, duration = sys.argv[1], sys.argv[2]
-s = cnsim.run(scenario, set=None if duration == "-" else {"duration_s": float(duration)}).summary
-print(json.dumps({"summary": s, "package": cnsim.__file__}))
-"""
+# The child runs with the build's directory first on the path (`run_once`).
+from bench_speed import CASES, CHILD, scenario_file  # noqa: E402
 
 # Summary fields that measure the machine, not the simulation.
 WALL_FIELDS = ("wall_time_s", "wall_s_per_sim_s", "events_per_s", "frame_hops_per_s")

@@ -132,14 +132,15 @@ def transport_incast(transport: str) -> str:
     return TRANSPORT_INCAST.format(transport=transport, hosts=hosts, links=links, flows=flows)
 
 
-# Runs in the child: one simulation, its summary and peak memory as JSON on stdout.
+# Runs in the child (here and in ab.py): one simulation, its summary, peak memory and the
+# package it imported, as JSON on stdout.
 CHILD = """
 import json, resource, sys
 import cnsim
 scenario, duration = sys.argv[1], sys.argv[2]
 s = cnsim.run(scenario, set=None if duration == "-" else {"duration_s": float(duration)}).summary
 peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"summary": s, "peak_mib": peak_kib / 1024}))
+print(json.dumps({"summary": s, "peak_mib": peak_kib / 1024, "package": cnsim.__file__}))
 """
 
 
