@@ -212,40 +212,47 @@ fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>) {
         .windows(2)
         .all(|w| (w[0].key as u64) < (w[1].key as u64)));
     let offset = |e: &Scheduled| ((e.key >> 64) as u64 & ((1 << SLOT_SHIFT) - 1)) as usize;
-    let mut counts = [[0usize; 256]; 2];
+    // u32 counters: a bucket holds far fewer than 2^32 events, and the two tables are half
+    // the bytes to clear per sort.
+    let mut counts = [[0u32; 256]; 2];
     for e in run.iter() {
         let t = offset(e);
         counts[0][t & 0xff] += 1;
         counts[1][t >> 8] += 1;
     }
     let n = run.len();
-    scratch.clear();
-    scratch.resize(n, run[0]);
+    // The second buffer only grows: filling it to `n` at every sort cost a copy per event.
+    if scratch.len() < n {
+        scratch.resize(n, run[0]);
+    }
+    let first = offset(&run[0]);
     let mut sorted_in_run = true;
     for (pass, counts) in counts.iter().enumerate() {
-        if counts.contains(&n) {
-            continue; // every event has the same digit: the pass would move nothing
+        let shift = 8 * pass;
+        if counts[(first >> shift) & 0xff] as usize == n {
+            continue; // every event has the first one's digit: the pass would move nothing
         }
-        let mut next = [0usize; 256];
+        let mut next = [0u32; 256];
         let mut at = 0;
-        for (digit, &count) in counts.iter().enumerate() {
-            next[digit] = at;
+        for (slot, &count) in next.iter_mut().zip(counts) {
+            *slot = at;
             at += count;
         }
         let (from, to) = if sorted_in_run {
-            (&*run, &mut *scratch)
+            (&run[..], &mut scratch[..n])
         } else {
-            (&*scratch, &mut *run)
+            (&scratch[..n], &mut run[..])
         };
         for e in from.iter() {
-            let digit = (offset(e) >> (8 * pass)) & 0xff;
-            to[next[digit]] = *e;
+            let digit = (offset(e) >> shift) & 0xff;
+            to[next[digit] as usize] = *e;
             next[digit] += 1;
         }
         sorted_in_run = !sorted_in_run;
     }
     if !sorted_in_run {
         std::mem::swap(run, scratch);
+        run.truncate(n);
     }
 }
 
@@ -488,6 +495,41 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bucket of `times`, scheduled in that order.
+    fn bucket(times: impl Iterator<Item = u64>) -> Vec<Scheduled> {
+        let kind = |i: usize| EventKind::SourceArrival(i as u32);
+        (times.enumerate())
+            .map(|(i, t)| Scheduled::new(SimTime(t), i as u64, kind(i)))
+            .collect()
+    }
+
+    fn assert_sorted_from(sorted: &[Scheduled], unsorted: &[Scheduled]) {
+        let mut expected = unsorted.to_vec();
+        expected.sort_by_key(|e| e.key);
+        let keys = |v: &[Scheduled]| v.iter().map(|e| (e.key, e.kind)).collect::<Vec<_>>();
+        assert_eq!(keys(sorted), keys(&expected));
+    }
+
+    #[test]
+    fn a_radix_sort_after_a_larger_one_holds_its_own_events_only() {
+        let mut scratch = Vec::new();
+        let large = bucket((0..500u64).map(|i| (i * 7_919) % 65_536));
+        let mut run = large.clone();
+        radix_sort_bucket(&mut run, &mut scratch);
+        assert_sorted_from(&run, &large);
+        // Times sharing their high byte: one pass, whose result is in the second buffer, now
+        // longer than this bucket.
+        let small = bucket((0..100u64).map(|i| 0x1200 + (i * 37) % 256));
+        let mut run = small.clone();
+        radix_sort_bucket(&mut run, &mut scratch);
+        assert_sorted_from(&run, &small);
+        // Both passes, from the longer buffer.
+        let mixed = bucket((0..80u64).map(|i| (i * 40_503) % 65_536));
+        let mut run = mixed.clone();
+        radix_sort_bucket(&mut run, &mut scratch);
+        assert_sorted_from(&run, &mixed);
+    }
 
     #[test]
     fn pops_in_time_then_insertion_order() {

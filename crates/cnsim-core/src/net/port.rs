@@ -156,6 +156,7 @@ impl Port {
     /// Hands `frame` to the link whole at `now`: it enters the pipe with its arrival time and
     /// the transmitter is busy until its last bit leaves. Returns `Some(arrival)` when the
     /// pipe was empty, i.e. the caller must schedule the pipe's next arrival.
+    #[inline(always)]
     fn put_on_link(&mut self, frame: Frame, now: SimTime) -> Option<SimTime> {
         debug_assert!(!self.is_busy(now), "{}: transmitter busy", self.name);
         let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
@@ -188,6 +189,7 @@ impl Port {
     /// bit leaves (at the next start, or when the counters are read: `settle`). Returns
     /// (the previous frame was counted now: one more frame-hop, `Some(arrival)` as
     /// `send_whole`).
+    #[inline(always)]
     pub(crate) fn start_whole(&mut self, frame: Frame, now: SimTime) -> (bool, Option<SimTime>) {
         let counted = self.settle(now);
         self.leaving = Leaving {
