@@ -200,6 +200,18 @@ fn bucket_of(slot: u64) -> usize {
     (slot & WHEEL_MASK) as usize
 }
 
+/// The current run's events from the next one to pop on (`EventQueue::upcoming`): the
+/// slice is found once for the prefetcher's four looks ahead.
+pub(crate) struct Upcoming<'a>(&'a [Scheduled]);
+
+impl Upcoming<'_> {
+    /// The event `n` places after the next one to pop, if it is in the run.
+    #[inline]
+    pub(crate) fn get(&self, n: usize) -> Option<EventKind> {
+        self.0.get(n).map(|e| e.kind)
+    }
+}
+
 /// Sorts a bucket into key order. A bucket holds the events of one slot in the order they were
 /// scheduled, i.e. in increasing sequence, so a stable sort by time alone gives the order of the
 /// full keys; within a slot the time is its low `SLOT_SHIFT` (16) bits, sorted in two stable
@@ -467,12 +479,11 @@ impl EventQueue {
         self.far_slot = self.far.peek().map_or(NO_SLOT, |e| slot_of(e.key));
     }
 
-    /// The event `n` places after the next one to pop, if it is already in the current slot's
-    /// sorted run (a hint: events scheduled meanwhile may come before it).
-    pub(crate) fn peek_ahead(&self, n: usize) -> Option<EventKind> {
-        self.wheel[bucket_of(self.cur_slot)]
-            .get(self.head + n)
-            .map(|e| e.kind)
+    /// The events after the one just popped that are already in the current slot's sorted
+    /// run, in order (a hint: events scheduled meanwhile may come before them).
+    #[inline]
+    pub(crate) fn upcoming(&self) -> Upcoming<'_> {
+        Upcoming(&self.wheel[bucket_of(self.cur_slot)][self.head..])
     }
 
     /// Pops the next event at or before `end`, advancing the clock to it.
@@ -688,7 +699,7 @@ mod tests {
         Schedule(u64),
         /// Pop with `end` this many ps after the clock.
         Pop(u64),
-        /// Compare `peek_ahead(0..4)` with the reference's next events.
+        /// Compare `upcoming().get(0..4)` with the reference's next events.
         Peek,
     }
 
@@ -722,7 +733,7 @@ mod tests {
 
     proptest::proptest! {
         /// Random schedule/pop/peek sequences give exactly a single (time, sequence) heap's
-        /// order, clock and pending count, and `peek_ahead` never names an event out of order.
+        /// order, clock and pending count, and `upcoming` never names an event out of order.
         #[test]
         fn random_runs_match_a_single_heap(steps in proptest::collection::vec(step(), 0..600)) {
             let mut q = EventQueue::new();
@@ -753,7 +764,7 @@ mod tests {
                     Step::Peek => {
                         let next = reference.clone().into_sorted_vec();
                         for n in 0..4 {
-                            if let Some(kind) = q.peek_ahead(n) {
+                            if let Some(kind) = q.upcoming().get(n) {
                                 let std::cmp::Reverse((_, id)) = next[next.len() - 1 - n];
                                 proptest::prop_assert_eq!(kind, EventKind::SourceArrival(id));
                             }

@@ -54,16 +54,17 @@ pub(super) fn worthwhile(nodes: &[Node], sources: &[Source]) -> bool {
 
 /// Prefetches for the events after the one about to be dispatched.
 pub(super) fn ahead(q: &EventQueue, nodes: &[Node], sources: &[Source], flows: &FlowTable) {
-    if let Some(ev) = q.peek_ahead(4) {
+    let upcoming = q.upcoming();
+    if let Some(ev) = upcoming.get(4) {
         element(ev, nodes, sources);
     }
-    if let Some(ev) = q.peek_ahead(3) {
+    if let Some(ev) = upcoming.get(3) {
         targets(ev, nodes, sources);
     }
-    if let Some(ev) = q.peek_ahead(2) {
+    if let Some(ev) = upcoming.get(2) {
         route(ev, nodes, flows);
     }
-    if let Some(ev) = q.peek_ahead(1) {
+    if let Some(ev) = upcoming.get(1) {
         output(ev, nodes, flows);
     }
 }
