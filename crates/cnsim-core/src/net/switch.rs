@@ -42,7 +42,8 @@ pub(crate) struct Switch {
     pub(crate) limits: BufferLimits,
     pub(crate) memory_bytes: u64,
     pub(crate) peak_memory_bytes: u64,
-    /// Bytes each input port has in the buffer.
+    /// Bytes each input port has in the buffer; kept only when something reads it
+    /// (`counts_ingress`).
     pub(crate) ingress_bytes: Vec<u64>,
     /// 802.3x PAUSE triggers (`switch_pause.rs`); sized to the ports once they are attached.
     pub(crate) pause: Option<PauseTriggers>,
@@ -162,6 +163,15 @@ impl Switch {
         }
     }
 
+    /// Whether anything reads the bytes per input port: a per-input buffer limit, or 802.3x
+    /// PAUSE triggered per input. Without either they are not kept (on a large fabric the
+    /// count's line was a cache miss per queued frame: docs/performance.md, "Session 18").
+    #[inline]
+    pub(crate) fn counts_ingress(&self) -> bool {
+        self.limits.input_bytes.is_some()
+            || (self.pause.as_ref()).is_some_and(|t| t.cfg.trigger == PauseTrigger::Ingress)
+    }
+
     /// Choudhury and Hahne, "Dynamic Queue Length Thresholds for Shared-Memory Packet
     /// Switches" (IEEE/ACM ToN 1998), eq. (1): a queue of `queue_bytes` takes an arriving
     /// frame only while `queue_bytes < alpha x (B - Q)`, B the shared buffer and Q all it
@@ -216,7 +226,9 @@ impl Switch {
             self.memory_bytes -= bytes;
             return;
         }
-        self.ingress_bytes[in_port as usize] += bytes;
+        if self.counts_ingress() {
+            self.ingress_bytes[in_port as usize] += bytes;
+        }
         let port = &mut self.ports[out];
         port.change_queue(now, true, bytes);
         let queue_bytes = port.data_bytes;

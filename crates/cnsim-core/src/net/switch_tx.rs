@@ -84,7 +84,9 @@ impl Switch {
             .and_then(|cp| cp.as_mut()?.on_dequeue(sent, queue_bytes))
             .map(|msg| (msg, *sent));
         self.memory_bytes -= bytes;
-        self.ingress_bytes[ingress] -= bytes;
+        if self.counts_ingress() {
+            self.ingress_bytes[ingress] -= bytes;
+        }
         if let Some(pfc) = self.pfc.as_mut() {
             pfc.release(ingress, class, bytes);
         }
