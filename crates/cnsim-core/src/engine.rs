@@ -215,9 +215,11 @@ impl Upcoming<'_> {
 /// Sorts a bucket into key order. A bucket holds the events of one slot in the order they were
 /// scheduled, i.e. in increasing sequence, so a stable sort by time alone gives the order of the
 /// full keys; within a slot the time is its low `SLOT_SHIFT` (16) bits, sorted in two stable
-/// counting passes of 8 bits. `scratch` is the second buffer; the two are swapped when the
-/// result ends there. Never inlined: its 4 KB of counters in `enter_slot`'s frame cost every
-/// slot change a stack probe (7% more instructions on seed004-qcn, whose buckets never get here).
+/// counting passes of 8 bits. `scratch` is the second buffer, as long as the largest bucket
+/// sorted so far; the two are swapped (and the result cut to the bucket's length) when the
+/// result ends there. Never inlined: its counter tables (4 KB when this was measured, 3 KB of
+/// `u32` now) in `enter_slot`'s frame cost every slot change a stack probe (7% more
+/// instructions on seed004-qcn, whose buckets never get here).
 #[inline(never)]
 fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>) {
     debug_assert!(run
