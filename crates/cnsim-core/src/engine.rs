@@ -524,6 +524,48 @@ mod tests {
         assert_eq!(keys(sorted), keys(&expected));
     }
 
+    /// Events of the current slot scheduled while its crowded run (a large fabric's slot holds
+    /// a thousand) is popped sort where their keys say: next to the next event to pop, in the
+    /// middle, near the end or past it, ties after the events scheduled before them.
+    #[test]
+    fn events_scheduled_into_a_crowded_current_run_pop_in_order() {
+        let mut q = EventQueue::new();
+        let base = 5u64 << SLOT_SHIFT;
+        // (time, id), ids in scheduling order, so (time, id) is the queue's (time, sequence).
+        let mut want = Vec::new();
+        let mut schedule = |q: &mut EventQueue, t: u64, want: &mut Vec<(u64, u32)>| {
+            let id = want.len() as u32;
+            q.schedule(SimTime(t), EventKind::SourceArrival(id));
+            want.push((t, id));
+        };
+        for i in 0..200 {
+            schedule(&mut q, base + 300 * i, &mut want);
+        }
+        let mut got = Vec::new();
+        for round in 0..150u64 {
+            let Some(EventKind::SourceArrival(id)) = q.pop_until(SimTime::MAX) else {
+                panic!("an event is due");
+            };
+            got.push((q.now().ps(), id));
+            let now = q.now().ps();
+            for t in [
+                now,
+                now + 1,
+                now + 299,
+                base + 30_000 + round,
+                base + 59_700,
+                base + 65_000,
+            ] {
+                schedule(&mut q, t, &mut want);
+            }
+        }
+        while let Some(EventKind::SourceArrival(id)) = q.pop_until(SimTime::MAX) {
+            got.push((q.now().ps(), id));
+        }
+        want.sort();
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn a_radix_sort_after_a_larger_one_holds_its_own_events_only() {
         let mut scratch = Vec::new();
