@@ -533,7 +533,7 @@ mod tests {
         let base = 5u64 << SLOT_SHIFT;
         // (time, id), ids in scheduling order, so (time, id) is the queue's (time, sequence).
         let mut want = Vec::new();
-        let mut schedule = |q: &mut EventQueue, t: u64, want: &mut Vec<(u64, u32)>| {
+        let schedule = |q: &mut EventQueue, t: u64, want: &mut Vec<(u64, u32)>| {
             let id = want.len() as u32;
             q.schedule(SimTime(t), EventKind::SourceArrival(id));
             want.push((t, id));
