@@ -150,7 +150,10 @@ impl Switch {
 
     fn admission_drop(&self, in_port: usize, out: usize, bytes: u64) -> Option<DropPlace> {
         let over = |limit: Option<u64>, level: u64| limit.is_some_and(|l| level + bytes > l);
-        if over(self.limits.input_bytes, self.ingress_bytes[in_port]) {
+        // The input's count is read only under a per-input limit, one of the cases where it is
+        // kept (`counts_ingress`); without one it stays 0 and means nothing.
+        let input = self.limits.input_bytes;
+        if input.is_some_and(|l| self.ingress_bytes[in_port] + bytes > l) {
             Some(DropPlace::Ingress)
         } else if over(self.limits.shared_bytes, self.memory_bytes)
             || self.over_dynamic_threshold(self.ports[out].data_bytes)
