@@ -214,59 +214,114 @@ impl Upcoming<'_> {
 
 /// Sorts a bucket into key order. A bucket holds the events of one slot in the order they were
 /// scheduled, i.e. in increasing sequence, so a stable sort by time alone gives the order of the
-/// full keys; within a slot the time is its low `SLOT_SHIFT` (16) bits, sorted in two stable
-/// counting passes of 8 bits. `scratch` is the second buffer, as long as the largest bucket
-/// sorted so far; the two are swapped (and the result cut to the bucket's length) when the
-/// result ends there. Never inlined: its counter tables (4 KB when this was measured, 3 KB of
-/// `u32` now) in `enter_slot`'s frame cost every slot change a stack probe (7% more
-/// instructions on seed004-qcn, whose buckets never get here).
+/// full keys; within a slot the time is its low `SLOT_SHIFT` (16) bits. One stable counting
+/// pass on their high 8 bits puts the events in groups of 256 ps, in order, each group still
+/// in sequence order; an insertion pass then orders each group by its full keys (a group holds
+/// two or three events on a loaded fabric, so it moves few). A bucket with a group larger than
+/// `MAX_INSERTION_GROUP` (events crowded into 256 ps) gets a second counting pass on the low 8
+/// bits instead, first, so the sort stays linear. `scratch` is the second buffer, as long as
+/// the largest bucket sorted so far; the two are swapped (and the result cut to the bucket's
+/// length) when the result ends there. Never inlined: its counter tables in `enter_slot`'s
+/// frame cost every slot change a stack probe (7% more instructions on seed004-qcn, whose
+/// buckets never get here).
 #[inline(never)]
 fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>) {
     debug_assert!(run
         .windows(2)
         .all(|w| (w[0].key as u64) < (w[1].key as u64)));
     let offset = |e: &Scheduled| ((e.key >> 64) as u64 & ((1 << SLOT_SHIFT) - 1)) as usize;
-    // u32 counters: a bucket holds far fewer than 2^32 events, and the two tables are half
-    // the bytes to clear per sort.
-    let mut counts = [[0u32; 256]; 2];
+    let high = |e: &Scheduled| offset(e) >> 8;
+    let low = |e: &Scheduled| offset(e) & 0xff;
+    // u32 counters: a bucket holds far fewer than 2^32 events, and the tables are half the
+    // bytes to clear per sort.
+    let mut high_counts = [0u32; 256];
     for e in run.iter() {
-        let t = offset(e);
-        counts[0][t & 0xff] += 1;
-        counts[1][t >> 8] += 1;
+        high_counts[high(e)] += 1;
     }
     let n = run.len();
     // The second buffer only grows: filling it to `n` at every sort cost a copy per event.
     if scratch.len() < n {
         scratch.resize(n, run[0]);
     }
-    let first = offset(&run[0]);
-    let mut sorted_in_run = true;
-    for (pass, counts) in counts.iter().enumerate() {
-        let shift = 8 * pass;
-        if counts[(first >> shift) & 0xff] as usize == n {
-            continue; // every event has the first one's digit: the pass would move nothing
+    let crowded = high_counts
+        .iter()
+        .any(|&c| c as usize > MAX_INSERTION_GROUP);
+    // Where the events are after the passes so far: `run`, or the first `n` of `scratch`.
+    let mut in_run = true;
+    if crowded {
+        let mut low_counts = [0u32; 256];
+        for e in run.iter() {
+            low_counts[low(e)] += 1;
         }
-        let mut next = [0u32; 256];
-        let mut at = 0;
-        for (slot, &count) in next.iter_mut().zip(counts) {
-            *slot = at;
-            at += count;
-        }
-        let (from, to) = if sorted_in_run {
-            (&run[..], &mut scratch[..n])
-        } else {
-            (&scratch[..n], &mut run[..])
-        };
-        for e in from.iter() {
-            let digit = (offset(e) >> shift) & 0xff;
-            to[next[digit] as usize] = *e;
-            next[digit] += 1;
-        }
-        sorted_in_run = !sorted_in_run;
+        in_run = counting_pass(run, scratch, in_run, &low_counts, low);
     }
-    if !sorted_in_run {
+    in_run = counting_pass(run, scratch, in_run, &high_counts, high);
+    if !in_run {
         std::mem::swap(run, scratch);
         run.truncate(n);
+    }
+    if !crowded {
+        insertion_sort_by_key(run);
+    }
+}
+
+/// The most events of one 256-ps group `radix_sort_bucket` orders by insertion (16 events in
+/// random order move about 60 times; a group this large is rare).
+const MAX_INSERTION_GROUP: usize = 16;
+
+/// One stable counting pass of `radix_sort_bucket` by `digit` (0-255), whose counts are
+/// `counts`: from `run` to `scratch` when the events are in `run` (`in_run`), else back.
+/// Returns where the events are then; a pass that would move nothing (every event has the
+/// first one's digit) is skipped.
+#[inline(always)]
+fn counting_pass(
+    run: &mut [Scheduled],
+    scratch: &mut [Scheduled],
+    in_run: bool,
+    counts: &[u32; 256],
+    digit: impl Fn(&Scheduled) -> usize,
+) -> bool {
+    let n = run.len();
+    if counts[digit(&run[0])] as usize == n {
+        return in_run;
+    }
+    let (from, to) = if in_run {
+        (&run[..], &mut scratch[..n])
+    } else {
+        (&scratch[..n], &mut run[..])
+    };
+    let mut next = [0u32; 256];
+    let mut at = 0;
+    for (slot, &count) in next.iter_mut().zip(counts) {
+        *slot = at;
+        at += count;
+    }
+    for e in from {
+        let d = digit(e);
+        to[next[d] as usize] = *e;
+        next[d] += 1;
+    }
+    !in_run
+}
+
+/// Sorts `run` by key by insertion: linear when it is nearly sorted, as after the counting
+/// pass (only events of one group are out of order, and only among themselves). Events of one
+/// time are already in sequence order, and the sort is stable, so comparing times is enough
+/// (one 64-bit comparison, not two).
+#[inline(always)]
+fn insertion_sort_by_key(run: &mut [Scheduled]) {
+    let time = |e: &Scheduled| (e.key >> 64) as u64;
+    for i in 1..run.len() {
+        if time(&run[i]) >= time(&run[i - 1]) {
+            continue;
+        }
+        let e = run[i];
+        let mut j = i;
+        while j > 0 && time(&run[j - 1]) > time(&e) {
+            run[j] = run[j - 1];
+            j -= 1;
+        }
+        run[j] = e;
     }
 }
 
@@ -522,6 +577,49 @@ mod tests {
         expected.sort_by_key(|e| e.key);
         let keys = |v: &[Scheduled]| v.iter().map(|e| (e.key, e.kind)).collect::<Vec<_>>();
         assert_eq!(keys(sorted), keys(&expected));
+    }
+
+    /// Buckets whose 256-ps groups are small (the insertion pass orders them), one group
+    /// just over `MAX_INSERTION_GROUP` and one at it, and times crowded into one group or a
+    /// few (the low byte's counting pass first), ties included: each sorts as a comparison
+    /// sort does.
+    #[test]
+    fn radix_sort_orders_every_kind_of_bucket_by_key() {
+        let mut scratch = Vec::new();
+        let lcg = |seed: u64| {
+            let mut x = seed;
+            move || {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                x >> 33
+            }
+        };
+        for (n, span) in [
+            (64, 65_536),
+            (600, 65_536),
+            (3_000, 65_536),
+            (200, 4_096),
+            (300, 256),
+            (80, 8),
+        ] {
+            let mut next = lcg(n as u64 * 31 + span);
+            let unsorted = bucket((0..n).map(|_| next() % span));
+            let mut run = unsorted.clone();
+            radix_sort_bucket(&mut run, &mut scratch);
+            assert_sorted_from(&run, &unsorted);
+        }
+        for group in [MAX_INSERTION_GROUP, MAX_INSERTION_GROUP + 1] {
+            // One group of `group` events in reverse time order among 200 spread ones.
+            let crowded = (0..group as u64).map(|i| 0x4_200 + 255 - i);
+            let spread = (0..200u64)
+                .filter(|&g| g != 0x42)
+                .map(|g| g * 256 + (g * 37) % 256);
+            let unsorted = bucket(crowded.chain(spread));
+            let mut run = unsorted.clone();
+            radix_sort_bucket(&mut run, &mut scratch);
+            assert_sorted_from(&run, &unsorted);
+        }
     }
 
     /// Events of the current slot scheduled while its crowded run (a large fabric's slot holds
