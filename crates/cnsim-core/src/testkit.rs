@@ -48,7 +48,7 @@ impl TestNet {
     }
 
     /// What an element call needs besides the element.
-    pub(crate) fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
+    pub(crate) fn ctx(&mut self) -> (&mut Vec<Node>, &mut Ctx) {
         self.net.ctx()
     }
 
@@ -64,20 +64,20 @@ impl TestNet {
     pub(crate) fn at(&mut self, at: SimTime, action: impl FnOnce(&mut Network) + 'static) {
         let n = self.actions.len() as u32;
         self.actions.push(Some(Box::new(action)));
-        self.net.q.schedule(at, EventKind::Test(n));
+        self.net.ctx.q.schedule(at, EventKind::Test(n));
     }
 
     /// At `at`, `frame` reaches node `node` on its port `port` from the link.
     pub(crate) fn deliver_at(&mut self, at: SimTime, node: u32, port: u16, frame: Frame) {
         self.at(at, move |net| {
-            let (nodes, mut ctx) = net.ctx();
-            nodes[node as usize].receive(node, port, frame, &mut ctx);
+            let (nodes, ctx) = net.ctx();
+            nodes[node as usize].receive(node, port, frame, ctx);
         });
     }
 
     /// Runs the network up to `end`, showing `watch` every event before it is dispatched.
     pub(crate) fn run_until(&mut self, end: SimTime, mut watch: impl FnMut(&Network, &EventKind)) {
-        while let Some(ev) = self.net.q.pop_until(end) {
+        while let Some(ev) = self.net.ctx.q.pop_until(end) {
             watch(&self.net, &ev);
             match ev {
                 EventKind::Test(n) => {

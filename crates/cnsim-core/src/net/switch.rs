@@ -251,7 +251,7 @@ impl Switch {
 
     /// Sends a scheme's message about `about` back to that frame's source.
     pub(super) fn send_message(&mut self, me: NodeIdx, about: &Frame, msg: CcMsg, ctx: &mut Ctx) {
-        let bytes = msg.bytes(ctx.scheme);
+        let bytes = msg.bytes(&ctx.scheme);
         ctx.counters.control(msg.kind(), bytes);
         let mut reply = Frame::control(
             Payload::Cc(msg),

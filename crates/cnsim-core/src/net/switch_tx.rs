@@ -76,7 +76,7 @@ impl Switch {
         self.hand_to_link(me, p, frame, ctx);
         let port = &mut self.ports[p as usize];
         if self.stamps_telemetry {
-            port.stamp_telemetry(now, ctx.telemetry);
+            port.stamp_telemetry(now, &mut ctx.telemetry);
         }
         // The CP sees (and may mark) the frame on its way out, in the pipe.
         let sent = port.just_started().expect("just started");
@@ -130,7 +130,7 @@ impl Switch {
             sent.ingress = in_port;
         }
         if self.stamps_telemetry {
-            port.stamp_telemetry(now, ctx.telemetry);
+            port.stamp_telemetry(now, &mut ctx.telemetry);
         }
         true
     }
@@ -208,10 +208,10 @@ delay_s = 1e-6
     /// Host `src` generates `n` frames of 1500 B for b at time zero.
     fn burst(t: &mut TestNet, src: u32, n: usize) {
         t.at(SimTime::ZERO, move |net| {
-            let (nodes, mut ctx) = net.ctx();
+            let (nodes, ctx) = net.ctx();
             if let Node::Host(h) = &mut nodes[src as usize] {
                 for _ in 0..n {
-                    h.enqueue_generated(src, Frame::data(src, 1, 1500, SimTime::ZERO), &mut ctx);
+                    h.enqueue_generated(src, Frame::data(src, 1, 1500, SimTime::ZERO), ctx);
                 }
             }
         });
@@ -231,7 +231,7 @@ delay_s = 1e-6
             EventKind::Arrive { node: S, port } => {
                 let link = &net.nodes[S as usize].ports()[port as usize];
                 assert_eq!(link.peer_node, 1, "s sends only to b");
-                arrivals_at_b.push(net.q.now());
+                arrivals_at_b.push(net.ctx.q.now());
             }
             _ => {}
         });
@@ -252,7 +252,7 @@ delay_s = 1e-6
         assert_eq!(at_b, expected);
         let port = &t.net.nodes[S as usize].ports()[2];
         assert_eq!((port.stats.tx_frames, port.stats.data_tx_bytes), (5, 7500));
-        assert_eq!(t.net.counters.frame_hops, 10);
+        assert_eq!(t.net.ctx.counters.frame_hops, 10);
     }
 
     #[test]
@@ -270,7 +270,7 @@ delay_s = 1e-6
         assert_eq!(at_b, expected);
         let port = &t.net.nodes[S as usize].ports()[2];
         assert_eq!(port.stats.tx_frames, 6);
-        assert_eq!(t.net.counters.frame_hops, 12);
+        assert_eq!(t.net.ctx.counters.frame_hops, 12);
         assert_eq!(t.net.data_frames_in_flight(), 0);
     }
 
@@ -304,10 +304,10 @@ delay_s = 1e-6
         t.run_until(SimTime::from_nanos(3399), |_, _| {});
         let port = &t.net.nodes[S as usize].ports()[2];
         assert_eq!(port.stats.tx_frames, 0, "still leaving");
-        assert_eq!(t.net.counters.frame_hops, 1, "the host's hop only");
+        assert_eq!(t.net.ctx.counters.frame_hops, 1, "the host's hop only");
         t.run_until(SimTime::from_nanos(3400), |_, _| {});
         let port = &t.net.nodes[S as usize].ports()[2];
         assert_eq!(port.stats.tx_frames, 1);
-        assert_eq!(t.net.counters.frame_hops, 2);
+        assert_eq!(t.net.ctx.counters.frame_hops, 2);
     }
 }

@@ -180,12 +180,16 @@ scheme = "hpcc"
         let run = line(20, 60_000, 0.01, 0.05);
         let completed = run
             .net
+            .ctx
             .flows
             .flows
             .iter()
             .filter(|f| f.sender_end.is_some());
         assert_eq!(completed.count(), 20);
-        assert!(run.net.counters.dropped_total() > 0, "the link lost frames");
-        assert_eq!(run.net.telemetry.live(), 0);
+        assert!(
+            run.net.ctx.counters.dropped_total() > 0,
+            "the link lost frames"
+        );
+        assert_eq!(run.net.ctx.telemetry.live(), 0);
     }
 }

@@ -235,11 +235,11 @@ impl Report {
 impl Summary {
     fn new(run: &FinishedRun) -> Summary {
         let (net, wall_time_s) = (&run.net, run.wall_time_s);
-        let c = &net.counters;
+        let c = &net.ctx.counters;
         let in_flight = net.data_frames_in_flight();
         let dropped_total = c.dropped_total();
         let sim_time_s = run.simulated_until.as_secs_f64();
-        let events = net.q.processed();
+        let events = net.ctx.q.processed();
         let host_names: Vec<&str> = net
             .nodes
             .iter()
@@ -286,7 +286,7 @@ impl Summary {
                 max: c.latency_max_s,
             },
             control_frames: ControlFrames::new(c, sim_time_s),
-            variant: net.scheme.variant(),
+            variant: net.ctx.scheme.variant(),
             per_source: per_source(&host_names, &net.host_counters(), sim_time_s),
             per_port,
             per_switch,

@@ -148,14 +148,14 @@ impl Simulation {
     }
 
     fn schedule_initial_events(&mut self) {
-        let q = &mut self.net.q;
+        let q = &mut self.net.ctx.q;
         for (i, source) in self.sources.iter_mut().enumerate() {
             let t = source.first_arrival();
             if t < source.stop {
                 q.schedule(t, EventKind::SourceArrival(i as u32));
             }
         }
-        if let Some(first) = self.net.flows.flows.first() {
+        if let Some(first) = self.net.ctx.flows.flows.first() {
             q.schedule(first.start, EventKind::FlowStart(0));
         }
         for (i, (t, _, _)) in self.rate_changes.iter().enumerate() {
@@ -167,7 +167,10 @@ impl Simulation {
         }
         let tiers = self.scenario.probes_tiers();
         self.probe_state = probe::ProbeState::new(&self.net.nodes, &mut self.recorder, tiers);
-        self.net.q.schedule(self.probe_interval, EventKind::Probe);
+        self.net
+            .ctx
+            .q
+            .schedule(self.probe_interval, EventKind::Probe);
     }
 
     /// Runs to the end time. `progress` gets the simulated fraction done now and then;
@@ -206,15 +209,20 @@ impl Simulation {
             Some(_) => DRAIN_EVERY_EVENTS,
             None => PROGRESS_EVERY_EVENTS,
         };
-        while let Some(ev) = self.net.q.pop_until(end) {
+        while let Some(ev) = self.net.ctx.q.pop_until(end) {
             if self.prefetch {
-                prefetch::ahead(&self.net.q, &self.net.nodes, &self.sources, &self.net.flows);
+                prefetch::ahead(
+                    &self.net.ctx.q,
+                    &self.net.nodes,
+                    &self.sources,
+                    &self.net.ctx.flows,
+                );
             }
             self.dispatch(ev);
-            let processed = self.net.q.processed();
+            let processed = self.net.ctx.q.processed();
             if processed & (every - 1) == 0 {
                 let go = (!processed.is_multiple_of(PROGRESS_EVERY_EVENTS)
-                    || progress(self.net.q.now().as_secs_f64() / end.as_secs_f64()))
+                    || progress(self.net.ctx.q.now().as_secs_f64() / end.as_secs_f64()))
                     && sink
                         .as_mut()
                         .is_none_or(|s| s(self.drain(false, MAX_FLOWS_PER_DRAIN)));
@@ -235,7 +243,7 @@ impl Simulation {
                 // The rest, in bounded pieces (the sink's answer no longer matters).
                 loop {
                     let batch = self.drain(true, MAX_FLOWS_PER_DRAIN);
-                    let rest = self.net.flows.drained < self.net.flows.started;
+                    let rest = self.net.ctx.flows.drained < self.net.ctx.flows.started;
                     s(batch);
                     if !rest {
                         break;
@@ -252,7 +260,7 @@ impl Simulation {
         let simulated_until = if completed {
             self.end
         } else {
-            self.net.q.now()
+            self.net.ctx.q.now()
         };
         self.net.settle_ports(simulated_until);
         let window = self.window_counters();
@@ -274,7 +282,7 @@ impl Simulation {
     /// The flow records final since the last drain (every started one with `all`), at most
     /// `limit` of them, and the probe rows since, taken into the summary's digest.
     fn drain(&mut self, all: bool, limit: usize) -> Drained {
-        let flows = &self.net.flows;
+        let flows = &self.net.ctx.flows;
         let end = if all {
             flows.started
         } else {
@@ -282,7 +290,7 @@ impl Simulation {
         };
         let end = end.min(flows.drained.saturating_add(limit));
         let records = self.net.flow_records(flows.drained..end);
-        self.net.flows.drained = end;
+        self.net.ctx.flows.drained = end;
         self.digest.add(&records);
         Drained {
             flows: records,
@@ -293,7 +301,7 @@ impl Simulation {
     /// Flows that lost frames after their records were handed over: the digest counts those
     /// that had lost none before among `with_drops`; the list is for the writer to patch.
     fn account_late_drops(&mut self) -> Vec<(u32, u32)> {
-        let (counts, newly) = self.net.flows.late_drop_counts();
+        let (counts, newly) = self.net.ctx.flows.late_drop_counts();
         self.digest.add_late_drops(newly);
         counts
     }
@@ -314,7 +322,7 @@ impl Simulation {
     }
 
     fn on_source(&mut self, s: usize) {
-        let now = self.net.q.now();
+        let now = self.net.ctx.q.now();
         let src = &mut self.sources[s];
         let node = src.node;
         if matches!(src.pattern, Pattern::Saturate) {
@@ -324,11 +332,11 @@ impl Simulation {
             let bytes = on.then_some(src.frame_bytes);
             let priority = src.priority;
             if on && src.stop < SimTime::MAX {
-                (self.net.q).schedule(src.stop, EventKind::SourceArrival(s as u32));
+                (self.net.ctx.q).schedule(src.stop, EventKind::SourceArrival(s as u32));
             }
-            let (nodes, mut ctx) = self.net.ctx();
+            let (nodes, ctx) = self.net.ctx();
             if let Node::Host(h) = &mut nodes[node as usize] {
-                h.set_saturating(node, dst, bytes, priority, &mut ctx);
+                h.set_saturating(node, dst, bytes, priority, ctx);
             }
             return;
         }
@@ -336,40 +344,40 @@ impl Simulation {
         frame.priority = src.priority;
         let next = src.next_arrival(now);
         if next < src.stop {
-            (self.net.q).schedule(next, EventKind::SourceArrival(s as u32));
+            (self.net.ctx.q).schedule(next, EventKind::SourceArrival(s as u32));
         }
-        let (nodes, mut ctx) = self.net.ctx();
+        let (nodes, ctx) = self.net.ctx();
         if let Node::Host(h) = &mut nodes[node as usize] {
-            h.enqueue_generated(node, frame, &mut ctx);
+            h.enqueue_generated(node, frame, ctx);
         }
     }
 
     fn on_flow_start(&mut self, id: u32) {
-        let flows = &mut self.net.flows;
+        let flows = &mut self.net.ctx.flows;
         flows.started = id as usize + 1;
         if let Some(next) = flows.flows.get(id as usize + 1) {
-            (self.net.q).schedule(next.start, EventKind::FlowStart(id + 1));
+            (self.net.ctx.q).schedule(next.start, EventKind::FlowStart(id + 1));
         }
         let row = &flows.flows[id as usize].row;
         let (src, dst) = (row.src, row.dst);
         if !row.transport.is_none() {
             // The path's switches, for a sender controller's per-hop scaling (Swift).
             let hops = crate::net::path::switches_on_path(&self.net.nodes, src, dst, id);
-            self.net.flows.flows[id as usize].path_switches = hops;
+            self.net.ctx.flows.flows[id as usize].path_switches = hops;
         }
-        let (nodes, mut ctx) = self.net.ctx();
+        let (nodes, ctx) = self.net.ctx();
         if let Node::Host(h) = &mut nodes[src as usize] {
-            h.start_flow(src, id, dst, &mut ctx);
+            h.start_flow(src, id, dst, ctx);
         }
     }
 
     fn on_rate_change(&mut self, i: usize) {
         let (_, target, rate) = self.rate_changes[i];
-        let (nodes, mut ctx) = self.net.ctx();
+        let (nodes, ctx) = self.net.ctx();
         match target {
             RateTarget::Port { node, port } => {
                 nodes[node as usize].port_mut(port).rate_bps = rate;
-                nodes[node as usize].try_transmit(node, port, &mut ctx);
+                nodes[node as usize].try_transmit(node, port, ctx);
             }
             RateTarget::Receiver { node } => {
                 if let Node::Host(h) = &mut nodes[node as usize] {
@@ -380,20 +388,20 @@ impl Simulation {
     }
 
     fn on_probe(&mut self) {
-        let now = self.net.q.now();
+        let now = self.net.ctx.q.now();
         // A frame whose last bit leaves at this very time is not yet counted: the probe was
         // scheduled an interval ago, before that frame's transmit-done event would have been.
         self.net.settle_ports(now.saturating_sub(SimTime(1)));
         probe::sample(
             &mut self.probe_state,
             &mut self.net.nodes,
-            &self.net.flows,
+            &self.net.ctx.flows,
             &mut self.recorder,
             now,
             self.probe_interval,
         );
         if now + self.probe_interval <= self.end {
-            (self.net.q).schedule(now + self.probe_interval, EventKind::Probe);
+            (self.net.ctx.q).schedule(now + self.probe_interval, EventKind::Probe);
         }
     }
 

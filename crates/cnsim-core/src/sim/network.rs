@@ -16,13 +16,9 @@ use crate::time::SimTime;
 
 pub(crate) struct Network {
     pub(crate) nodes: Vec<Node>,
-    pub(crate) q: EventQueue,
-    pub(crate) counters: Counters,
-    pub(crate) flows: FlowTable,
-    pub(crate) scheme: Scheme,
-    /// Size of PAUSE/PFC frames on the wire.
-    pub(crate) control_bytes: u32,
-    pub(crate) telemetry: TelemetryStore,
+    /// The clock and event queue, counters, flows, scheme and telemetry the elements share:
+    /// owned here beside the nodes, so an event hands an element one pointer to it.
+    pub(crate) ctx: Ctx,
 }
 
 impl Network {
@@ -40,29 +36,21 @@ impl Network {
         }
         Network {
             nodes,
-            q: EventQueue::new(),
-            counters: Counters::default(),
-            flows,
-            telemetry: TelemetryStore::default(),
-            scheme,
-            control_bytes,
+            ctx: Ctx {
+                q: EventQueue::new(),
+                counters: Counters::default(),
+                flows,
+                telemetry: TelemetryStore::default(),
+                scheme,
+                control_bytes,
+            },
         }
     }
 
     /// The elements, and what they may touch besides themselves.
     #[inline(always)]
-    pub(crate) fn ctx(&mut self) -> (&mut Vec<Node>, Ctx<'_>) {
-        (
-            &mut self.nodes,
-            Ctx {
-                q: &mut self.q,
-                counters: &mut self.counters,
-                flows: &mut self.flows,
-                scheme: &self.scheme,
-                control_bytes: self.control_bytes,
-                telemetry: &mut self.telemetry,
-            },
-        )
+    pub(crate) fn ctx(&mut self) -> (&mut Vec<Node>, &mut Ctx) {
+        (&mut self.nodes, &mut self.ctx)
     }
 
     /// Hands an element event to the element it concerns. The run's own events (sources, flow
@@ -71,54 +59,54 @@ impl Network {
     pub(crate) fn dispatch(&mut self, ev: EventKind) {
         match ev {
             EventKind::PortFree { node, port } => {
-                let (nodes, mut ctx) = self.ctx();
+                let (nodes, ctx) = self.ctx();
                 if let Node::Switch(s) = &mut nodes[node as usize] {
-                    s.on_port_free(node, port, &mut ctx);
+                    s.on_port_free(node, port, ctx);
                 }
             }
             EventKind::Arrive { node, port } => self.on_arrive(node, port),
             EventKind::PauseExpire { node, port, lane } => {
-                let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_pause_expire(node, port, lane, &mut ctx);
+                let (nodes, ctx) = self.ctx();
+                nodes[node as usize].on_pause_expire(node, port, lane, ctx);
             }
             EventKind::PauseRefresh { node, port, lane } => {
-                let (nodes, mut ctx) = self.ctx();
-                nodes[node as usize].on_pause_refresh(node, port, lane, &mut ctx);
+                let (nodes, ctx) = self.ctx();
+                nodes[node as usize].on_pause_refresh(node, port, lane, ctx);
             }
             EventKind::HostWake { node, generation } => {
-                let (nodes, mut ctx) = self.ctx();
+                let (nodes, ctx) = self.ctx();
                 if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_wake(node, generation, &mut ctx);
+                    h.on_wake(node, generation, ctx);
                 }
             }
             EventKind::RxDone(node) => {
-                let (nodes, mut ctx) = self.ctx();
+                let (nodes, ctx) = self.ctx();
                 if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_rx_done(node, &mut ctx);
+                    h.on_rx_done(node, ctx);
                 }
             }
             EventKind::RpTimer { node, slot, ticket } => {
-                let (nodes, mut ctx) = self.ctx();
+                let (nodes, ctx) = self.ctx();
                 if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_rp_timer(node, slot, ticket, &mut ctx);
+                    h.on_rp_timer(node, slot, ticket, ctx);
                 }
             }
             EventKind::TransportTimer { node, flow } => {
-                let (nodes, mut ctx) = self.ctx();
+                let (nodes, ctx) = self.ctx();
                 if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_transport_timer(node, flow, &mut ctx);
+                    h.on_transport_timer(node, flow, ctx);
                 }
             }
             EventKind::TransportAckTimer { node, flow } => {
-                let (nodes, mut ctx) = self.ctx();
+                let (nodes, ctx) = self.ctx();
                 if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_transport_ack_timer(node, flow, &mut ctx);
+                    h.on_transport_ack_timer(node, flow, ctx);
                 }
             }
             EventKind::AppWrite { node, flow } => {
-                let (nodes, mut ctx) = self.ctx();
+                let (nodes, ctx) = self.ctx();
                 if let Node::Host(h) = &mut nodes[node as usize] {
-                    h.on_app_write(node, flow, &mut ctx);
+                    h.on_app_write(node, flow, ctx);
                 }
             }
             other => unreachable!("{other:?} is not an element event"),
@@ -132,7 +120,7 @@ impl Network {
         for node in &mut self.nodes {
             if let Node::Switch(s) = node {
                 for port in &mut s.ports {
-                    self.counters.frame_hops += port.settle(by) as u64;
+                    self.ctx.counters.frame_hops += port.settle(by) as u64;
                 }
             }
         }
@@ -140,7 +128,7 @@ impl Network {
 
     /// The head of `node`'s pipe on `port` reaches the peer.
     fn on_arrive(&mut self, node: NodeIdx, port: PortIdx) {
-        let (nodes, mut ctx) = self.ctx();
+        let (nodes, ctx) = self.ctx();
         let p = nodes[node as usize].port_mut(port);
         if p.loss.is_some() {
             // Out of line: a check between popping the frame and handing it over made every
@@ -152,13 +140,13 @@ impl Network {
             ctx.q.schedule(next, EventKind::Arrive { node, port });
         }
         let (peer, peer_port) = (p.peer_node, p.peer_port);
-        nodes[peer as usize].receive(peer, peer_port, frame, &mut ctx);
+        nodes[peer as usize].receive(peer, peer_port, frame, ctx);
     }
 
     /// As `on_arrive`, on a link direction that may lose the frame (`net/link_loss.rs`).
     #[inline(never)]
     fn on_arrive_lossy(&mut self, node: NodeIdx, port: PortIdx) {
-        let (nodes, mut ctx) = self.ctx();
+        let (nodes, ctx) = self.ctx();
         let p = nodes[node as usize].port_mut(port);
         let (frame, next) = p.pop_arrival();
         if let Some(next) = next {
@@ -173,13 +161,13 @@ impl Network {
             return;
         }
         let (peer, peer_port) = (p.peer_node, p.peer_port);
-        nodes[peer as usize].receive(peer, peer_port, frame, &mut ctx);
+        nodes[peer as usize].receive(peer, peer_port, frame, ctx);
     }
 
     /// The records of flows `ids`, each with its idle-network FCT along its path.
     pub(crate) fn flow_records(&self, ids: std::ops::Range<usize>) -> FlowRecords {
         let per_flow = path::paths_per_flow(&self.nodes);
-        (self.flows).records(ids, per_flow, |src, dst, flow| {
+        (self.ctx.flows).records(ids, per_flow, |src, dst, flow| {
             path::path_stages(&self.nodes, src, dst, flow)
         })
     }

@@ -132,7 +132,7 @@ impl Host {
         let voq = &mut self.voqs[slot as usize];
         if voq.limiter.is_none() {
             voq.limiter =
-                Limiter::install(ctx.scheme, msg, line_rate, now, &mut self.rng).map(Box::new);
+                Limiter::install(&ctx.scheme, msg, line_rate, now, &mut self.rng).map(Box::new);
             if let Some(l) = voq.limiter.as_mut() {
                 l.set_paused(self.rate_limiters_paused, now);
             }

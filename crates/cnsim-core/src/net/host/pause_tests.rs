@@ -46,10 +46,10 @@ impl PausedHost {
                 Inject::Pfc { class, quanta } => Payload::Pfc { class, quanta },
                 Inject::Control => {
                     kit.at(t, move |net| {
-                        let (nodes, mut ctx) = net.ctx();
+                        let (nodes, ctx) = net.ctx();
                         let ctrl = Frame::control(Payload::Pause { quanta: 7 }, 9, 9, 9, 64, t);
                         nodes[0].port_mut(0).ctrl_q.push_back(ctrl);
-                        nodes[0].try_transmit(0, 0, &mut ctx);
+                        nodes[0].try_transmit(0, 0, ctx);
                     });
                     continue;
                 }
@@ -59,11 +59,11 @@ impl PausedHost {
         for &(dst, class) in frames {
             let mut frame = Frame::data(0, dst, 1500, SimTime::ZERO);
             frame.priority = class;
-            let (nodes, mut ctx) = kit.ctx();
+            let (nodes, ctx) = kit.ctx();
             let Node::Host(a) = &mut nodes[0] else {
                 unreachable!("node 0 is host a")
             };
-            a.enqueue_generated(0, frame, &mut ctx);
+            a.enqueue_generated(0, frame, ctx);
         }
         PausedHost {
             kit,
@@ -79,7 +79,7 @@ impl PausedHost {
             if let EventKind::Arrive { node: 0, port: 0 } = ev {
                 let port = &net.nodes[0].ports()[0];
                 let frame = port.pipe_head().expect("a frame arrives");
-                let done = net.q.now() - port.delay;
+                let done = net.ctx.q.now() - port.delay;
                 sent.borrow_mut()
                     .push((done, frame.is_data(), frame.priority));
             }

@@ -43,15 +43,15 @@ fn newest_ticket(q: &mut EventQueue) -> u32 {
 fn stale_timer_of_a_released_limiter_is_ignored() {
     let mut host = plain_host();
     let mut world = world(Scheme::Qcn(QcnParams::default()));
-    let (_, mut ctx) = world.ctx();
-    host.receive(0, cnm(63), &mut ctx);
+    let (_, ctx) = world.ctx();
+    host.receive(0, cnm(63), ctx);
     // Release the first limiter as reaching line rate would, then install a second one.
     let slot = host.voq_slot[&1] as usize;
     host.voqs[slot].limiter = None;
     host.voqs[slot].timer_pending = None;
-    host.receive(0, cnm(63), &mut ctx);
+    host.receive(0, cnm(63), ctx);
     let stale = 1;
-    host.on_rp_timer(0, slot as u32, stale, &mut ctx);
+    host.on_rp_timer(0, slot as u32, stale, ctx);
     let Some(Limiter::Qcn(rp)) = host.voq(1).unwrap().limiter.as_deref() else {
         panic!("QCN limiter")
     };
@@ -61,9 +61,9 @@ fn stale_timer_of_a_released_limiter_is_ignored() {
         "the stale event fired on the new limiter"
     );
     // The new limiter's own event does fire.
-    let current = newest_ticket(ctx.q);
+    let current = newest_ticket(&mut ctx.q);
     assert_ne!(current, stale);
-    host.on_rp_timer(0, slot as u32, current, &mut ctx);
+    host.on_rp_timer(0, slot as u32, current, ctx);
     let Some(Limiter::Qcn(rp)) = host.voq(1).unwrap().limiter.as_deref() else {
         panic!("QCN limiter")
     };
@@ -77,9 +77,9 @@ fn stale_timer_of_a_released_limiter_is_ignored() {
 fn a_frame_after_a_pause_rearms_the_limiter_timer() {
     let mut host = plain_host();
     let mut world = world(Scheme::Qcn(QcnParams::default()));
-    let (_, mut ctx) = world.ctx();
-    host.receive(0, cnm(63), &mut ctx);
-    host.set_saturating(0, 1, Some(1500), 0, &mut ctx);
+    let (_, ctx) = world.ctx();
+    host.receive(0, cnm(63), ctx);
+    host.set_saturating(0, 1, Some(1500), 0, ctx);
     let timer_generation = |host: &Host| {
         let voq = host.voq(1).unwrap();
         let armed = voq.timer_pending.map(|(_, generation)| generation);
@@ -97,7 +97,7 @@ fn a_frame_after_a_pause_rearms_the_limiter_timer() {
     let sent_before = host.counters.tx_frames;
     while let Some(event) = ctx.q.pop_until(SimTime::MAX) {
         if let EventKind::HostWake { generation, .. } = event {
-            host.on_wake(0, generation, &mut ctx);
+            host.on_wake(0, generation, ctx);
             break;
         }
     }
@@ -122,12 +122,12 @@ fn run_wakes(host: &mut Host, ctx: &mut Ctx) {
 fn a_lone_voq_is_served_and_leaves_the_ring() {
     let mut host = plain_host();
     let mut world = world(Scheme::None);
-    let (_, mut ctx) = world.ctx();
+    let (_, ctx) = world.ctx();
     let frame = |ctx: &Ctx| Frame::data(0, 1, 1500, ctx.q.now());
-    host.enqueue_generated(0, frame(&ctx), &mut ctx);
-    host.enqueue_generated(0, frame(&ctx), &mut ctx);
+    host.enqueue_generated(0, frame(ctx), ctx);
+    host.enqueue_generated(0, frame(ctx), ctx);
     assert_eq!(host.earliest_ready(ctx.q.now()), Some(SimTime::ZERO));
-    run_wakes(&mut host, &mut ctx);
+    run_wakes(&mut host, ctx);
     assert_eq!(host.counters.tx_frames, 2);
     // No wake-up was arranged just to find the VOQ drained: it is still in the ring.
     assert_eq!(host.ring.len(), 1);
@@ -143,13 +143,13 @@ fn a_lone_voq_is_served_and_leaves_the_ring() {
         generation: u32::MAX,
     };
     ctx.q.schedule(SimTime::from_micros(10), stale);
-    run_wakes(&mut host, &mut ctx);
-    host.try_transmit(0, &mut ctx);
+    run_wakes(&mut host, ctx);
+    host.try_transmit(0, ctx);
     assert!(host.ring.is_empty());
     assert!(host.voq(1).is_none());
-    host.enqueue_generated(0, frame(&ctx), &mut ctx);
+    host.enqueue_generated(0, frame(ctx), ctx);
     assert_eq!(host.ring.len(), 1, "the reused slot is in the ring once");
-    run_wakes(&mut host, &mut ctx);
+    run_wakes(&mut host, ctx);
     assert_eq!(host.counters.tx_frames, 3);
 }
 
@@ -192,15 +192,15 @@ fn burst_after_wait(bucket_bytes: f64) -> usize {
         rp_bucket_bytes: bucket_bytes,
         ..QcnParams::default()
     }));
-    let (_, mut ctx) = world.ctx();
-    host.receive(0, cnm(63), &mut ctx);
+    let (_, ctx) = world.ctx();
+    host.receive(0, cnm(63), ctx);
     let slot = host.voq_slot[&1];
     host.voqs[slot as usize].saturating_frame_bytes = Some(1500);
     // Long after the limiter last sent (as after a PAUSE): the bucket is full.
     let now = SimTime::from_secs_f64(0.01);
     let mut sent = 0;
     while host.voqs[slot as usize].ready_at() <= now {
-        host.take_frame(0, slot, now, &mut ctx);
+        host.take_frame(0, slot, now, ctx);
         sent += 1;
         assert!(sent < 1000, "the bucket never ran dry");
     }
@@ -236,21 +236,21 @@ fn queue_pair_feedback_goes_to_its_own_rp_and_none_after_it_completes() {
     let mut host = plain_host();
     let flows = crate::flows::FlowTable::new(vec![row(Transport::Roce), row(Transport::Roce)]);
     let mut world = Network::new(Vec::new(), flows, Scheme::Qcn(QcnParams::default()), 64);
-    let (_, mut ctx) = world.ctx();
+    let (_, ctx) = world.ctx();
     ctx.flows.flows[1].sender_end = Some(SimTime::ZERO);
     let about = |flow_id| {
         let mut f = cnm(63);
         f.flow_id = flow_id;
         f
     };
-    host.receive(0, about(0), &mut ctx);
+    host.receive(0, about(0), ctx);
     let qp = host.voq_slot[&voq::voq_key(1, 0)];
     assert!(host.voqs[qp as usize].limiter.is_some(), "QP 0's RP");
     assert!(
         host.voq(1).is_none(),
         "no RP for the destination's open-loop VOQ"
     );
-    host.receive(0, about(1), &mut ctx);
+    host.receive(0, about(1), ctx);
     assert!(
         !host.voq_slot.contains_key(&voq::voq_key(1, 1)),
         "QP 1 has completed"

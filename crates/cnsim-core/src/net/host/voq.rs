@@ -139,7 +139,7 @@ impl Host {
         voq.dst = dst;
         voq.qp = qp;
         voq.limiter =
-            Limiter::for_new_destination(ctx.scheme, self.port.line_rate_bps).map(Box::new);
+            Limiter::for_new_destination(&ctx.scheme, self.port.line_rate_bps).map(Box::new);
         if let Some(l) = voq.limiter.as_mut() {
             l.set_paused(self.rate_limiters_paused, ctx.q.now());
         }
@@ -260,7 +260,7 @@ impl Host {
         flow_id: FlowId,
         ctx: &mut Ctx,
     ) {
-        let bytes = msg.bytes(ctx.scheme);
+        let bytes = msg.bytes(&ctx.scheme);
         ctx.counters.control(msg.kind(), bytes);
         let to = if msg.for_reaction_point() {
             about_src

@@ -526,7 +526,7 @@ mod glue_tests {
             ack(8, 7),
         ];
         assert_eq!(from_b, want);
-        let f = &tn.net.flows.flows[0];
+        let f = &tn.net.ctx.flows.flows[0];
         assert_eq!(f.delivered_bytes, 8 * 1500);
         assert_eq!((f.retransmitted_frames, f.timeouts), (1, 0));
         assert!(f.end.is_some() && f.sender_end > f.end);

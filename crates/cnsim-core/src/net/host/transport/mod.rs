@@ -530,7 +530,7 @@ pub(super) fn next_frame(
             hops: f.path_switches.into(),
         };
         // The scheme's controller, if it has one, replaces the transport's own window.
-        let cc = SenderCc::new(ctx.scheme, &start).map(Box::new);
+        let cc = SenderCc::new(&ctx.scheme, &start).map(Box::new);
         Sending {
             tx: SenderQp::for_flow(transport, n, tcp, bounds, irn, cc.is_none()),
             dst: f.row.dst,
@@ -916,7 +916,7 @@ pub(super) mod tests {
         until_us: u64,
     ) -> (TestNet, Seen, Seen) {
         let mut tn = TestNet::two_hosts(Scheme::None);
-        tn.net.flows = FlowTable::new(vec![FlowRow {
+        tn.net.ctx.flows = FlowTable::new(vec![FlowRow {
             start_s: 0.0,
             src: 0,
             dst: 1,
@@ -933,10 +933,10 @@ pub(super) mod tests {
         loss.drop_once(0, lost);
         tn.host(0).port.loss = Some(Box::new(loss));
         tn.at(SimTime::ZERO, |net| {
-            net.flows.started = 1;
-            let (nodes, mut ctx) = net.ctx();
+            net.ctx.flows.started = 1;
+            let (nodes, ctx) = net.ctx();
             if let Node::Host(h) = &mut nodes[0] {
-                h.start_flow(0, 0, 1, &mut ctx);
+                h.start_flow(0, 0, 1, ctx);
             }
         });
         let (mut from_a, mut from_b): (Seen, Seen) = (Vec::new(), Vec::new());
@@ -978,7 +978,7 @@ pub(super) mod tests {
         let nack = |s| (Some(ReplyKind::Nack), s);
         let want = [ack(1), nack(1), ack(2), ack(3), ack(4), ack(5)];
         assert_eq!(from_b, want);
-        let f = &tn.net.flows.flows[0];
+        let f = &tn.net.ctx.flows.flows[0];
         assert_eq!(f.delivered_bytes, 5 * 1500);
         assert_eq!(f.retransmitted_frames, 4);
         assert!(f.end.is_some() && f.sender_end > f.end);
@@ -1015,7 +1015,7 @@ pub(super) mod tests {
         let mut want = vec![1, 2, 3, 4, 5, 5, 5, 5, 5, 5];
         want.extend(11..=20);
         assert_eq!(acks, want);
-        let f = &tn.net.flows.flows[0];
+        let f = &tn.net.ctx.flows.flows[0];
         assert_eq!((f.retransmitted_frames, f.timeouts), (1, 0));
         assert_eq!(f.delivered_bytes, 20 * 1500);
         for node in 0..2 {
