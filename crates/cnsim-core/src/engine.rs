@@ -261,7 +261,7 @@ fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>) {
         run.truncate(n);
     }
     if !crowded {
-        insertion_sort_by_key(run);
+        insertion_sort_by_time(run);
     }
 }
 
@@ -304,12 +304,12 @@ fn counting_pass(
     !in_run
 }
 
-/// Sorts `run` by key by insertion: linear when it is nearly sorted, as after the counting
+/// Sorts `run` into key order by insertion: linear when it is nearly sorted, as after the counting
 /// pass (only events of one group are out of order, and only among themselves). Events of one
 /// time are already in sequence order, and the sort is stable, so comparing times is enough
 /// (one 64-bit comparison, not two).
 #[inline(always)]
-fn insertion_sort_by_key(run: &mut [Scheduled]) {
+fn insertion_sort_by_time(run: &mut [Scheduled]) {
     let time = |e: &Scheduled| (e.key >> 64) as u64;
     for i in 1..run.len() {
         if time(&run[i]) >= time(&run[i - 1]) {
