@@ -572,11 +572,15 @@ mod tests {
             .collect()
     }
 
-    fn assert_sorted_from(sorted: &[Scheduled], unsorted: &[Scheduled]) {
+    /// `radix_sort_bucket` leaves `unsorted` (through `scratch`, kept from earlier sorts) in
+    /// the order a comparison sort by key gives.
+    fn assert_radix_sorts(unsorted: &[Scheduled], scratch: &mut Vec<Scheduled>) {
+        let mut run = unsorted.to_vec();
+        radix_sort_bucket(&mut run, scratch);
         let mut expected = unsorted.to_vec();
         expected.sort_by_key(|e| e.key);
         let keys = |v: &[Scheduled]| v.iter().map(|e| (e.key, e.kind)).collect::<Vec<_>>();
-        assert_eq!(keys(sorted), keys(&expected));
+        assert_eq!(keys(&run), keys(&expected));
     }
 
     /// Buckets whose 256-ps groups are small (the insertion pass orders them), one group
@@ -586,15 +590,6 @@ mod tests {
     #[test]
     fn radix_sort_orders_every_kind_of_bucket_by_key() {
         let mut scratch = Vec::new();
-        let lcg = |seed: u64| {
-            let mut x = seed;
-            move || {
-                x = x
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                x >> 33
-            }
-        };
         for (n, span) in [
             (64, 65_536),
             (600, 65_536),
@@ -603,11 +598,8 @@ mod tests {
             (300, 256),
             (80, 8),
         ] {
-            let mut next = lcg(n as u64 * 31 + span);
-            let unsorted = bucket((0..n).map(|_| next() % span));
-            let mut run = unsorted.clone();
-            radix_sort_bucket(&mut run, &mut scratch);
-            assert_sorted_from(&run, &unsorted);
+            let times = (0..n as u64).map(|i| crate::rng::mix(span << 32 | i) % span);
+            assert_radix_sorts(&bucket(times), &mut scratch);
         }
         for group in [MAX_INSERTION_GROUP, MAX_INSERTION_GROUP + 1] {
             // One group of `group` events in reverse time order among 200 spread ones.
@@ -615,10 +607,7 @@ mod tests {
             let spread = (0..200u64)
                 .filter(|&g| g != 0x42)
                 .map(|g| g * 256 + (g * 37) % 256);
-            let unsorted = bucket(crowded.chain(spread));
-            let mut run = unsorted.clone();
-            radix_sort_bucket(&mut run, &mut scratch);
-            assert_sorted_from(&run, &unsorted);
+            assert_radix_sorts(&bucket(crowded.chain(spread)), &mut scratch);
         }
     }
 
@@ -667,21 +656,17 @@ mod tests {
     #[test]
     fn a_radix_sort_after_a_larger_one_holds_its_own_events_only() {
         let mut scratch = Vec::new();
-        let large = bucket((0..500u64).map(|i| (i * 7_919) % 65_536));
-        let mut run = large.clone();
-        radix_sort_bucket(&mut run, &mut scratch);
-        assert_sorted_from(&run, &large);
-        // Times sharing their high byte: one pass, whose result is in the second buffer, now
-        // longer than this bucket.
+        assert_radix_sorts(
+            &bucket((0..500u64).map(|i| (i * 7_919) % 65_536)),
+            &mut scratch,
+        );
+        // Times sharing their high byte (one crowded group): the low byte's pass only, whose
+        // result is in the second buffer, now longer than this bucket.
         let small = bucket((0..100u64).map(|i| 0x1200 + (i * 37) % 256));
-        let mut run = small.clone();
-        radix_sort_bucket(&mut run, &mut scratch);
-        assert_sorted_from(&run, &small);
-        // Both passes, from the longer buffer.
+        assert_radix_sorts(&small, &mut scratch);
+        // The high byte's pass and the insertion pass, from the longer buffer.
         let mixed = bucket((0..80u64).map(|i| (i * 40_503) % 65_536));
-        let mut run = mixed.clone();
-        radix_sort_bucket(&mut run, &mut scratch);
-        assert_sorted_from(&run, &mixed);
+        assert_radix_sorts(&mixed, &mut scratch);
     }
 
     #[test]
