@@ -312,22 +312,66 @@ impl Switch {
         }
     }
 
-    /// `update_pfc` with PFC on; with dynamic thresholds every lossless (port, class), since
-    /// XOFF moves with the free buffer.
+    /// `update_pfc` with PFC on. With dynamic thresholds XOFF moves with the free buffer, so
+    /// any lossless (port, class) may flip; in port and class order, as a look at every lane
+    /// would, it visits those that can: all of them when a lane not paused may be past XOFF,
+    /// else the paused ones and `input`'s (whose count or headroom just changed). The others
+    /// hold at most the bound, at or below XOFF, and no headroom (a lane that takes headroom
+    /// is `input` and is paused there), so they stay as they are (`switch_pfc.rs`).
     #[inline(never)]
     fn update_pfc_lanes(&mut self, me: NodeIdx, input: usize, class: usize, ctx: &mut Ctx) {
         let Some(pfc) = self.pfc.as_ref() else {
             return;
         };
-        if pfc.is_dynamic() {
-            let lossless = pfc.lossless_mask();
+        let lossless = pfc.lossless_mask();
+        if !pfc.is_dynamic() {
+            if pfc.is_lossless(class) {
+                self.reconcile_class(me, input, class, ctx);
+            }
+        } else if pfc.may_pass_xoff(self.memory_bytes) {
             for p in 0..self.ports.len() {
-                for c in (0..N_CLASSES).filter(|c| lossless & (1 << c) != 0) {
-                    self.reconcile_class(me, p, c, ctx);
+                self.reconcile_lossless(me, p, lossless, ctx);
+            }
+            self.pfc.as_mut().expect("PFC is on").tighten_bound();
+        } else if pfc.holds_none() {
+            self.reconcile_lossless(me, input, lossless, ctx);
+        } else {
+            for p in 0..self.ports.len() {
+                let pfc = self.pfc.as_ref().expect("PFC is on");
+                if p == input || pfc.holds_any(p) {
+                    self.reconcile_lossless(me, p, lossless, ctx);
                 }
             }
-        } else if pfc.is_lossless(class) {
-            self.reconcile_class(me, input, class, ctx);
+        }
+        debug_assert!(
+            self.pfc_lanes_settled(),
+            "a PFC lane left as it was wants to flip"
+        );
+    }
+
+    /// Every lossless lane is paused exactly when its trigger wants it (what looking at every
+    /// lane would leave), and the switch's record of the paused lanes agrees (checked after
+    /// `update_pfc_lanes` in debug builds).
+    fn pfc_lanes_settled(&self) -> bool {
+        let Some(pfc) = self.pfc.as_ref() else {
+            return true;
+        };
+        let lossless = pfc.lossless_mask();
+        self.ports.iter().enumerate().all(|(p, port)| {
+            (0..N_CLASSES)
+                .filter(|c| lossless & (1 << c) != 0)
+                .all(|c| {
+                    let on = port.holds_peer(Lane::class(c));
+                    let want = pfc.wants_pause(p, c, on, self.memory_bytes);
+                    on == want && pfc.holds(p, c) == on
+                })
+        })
+    }
+
+    /// Every lossless class of port `p` (`lossless`: the class-enable vector).
+    fn reconcile_lossless(&mut self, me: NodeIdx, p: usize, lossless: u8, ctx: &mut Ctx) {
+        for c in (0..N_CLASSES).filter(|c| lossless & (1 << c) != 0) {
+            self.reconcile_class(me, p, c, ctx);
         }
     }
 
@@ -335,8 +379,17 @@ impl Switch {
         let pfc = self.pfc.as_ref().expect("PFC is on");
         let port = &mut self.ports[p];
         let lane = Lane::class(class);
-        let want = pfc.wants_pause(p, class, port.holds_peer(lane), self.memory_bytes);
+        let on = port.holds_peer(lane);
+        let want = pfc.wants_pause(p, class, on, self.memory_bytes);
         let quanta = pfc.quanta;
+        if want == on {
+            return;
+        }
+        self.pfc
+            .as_mut()
+            .expect("PFC is on")
+            .note_lane(p, class, want);
+        let port = &mut self.ports[p];
         if port.hold_peer(lane, want, quanta, (me, p as PortIdx), ctx) {
             self.try_transmit(me, p as PortIdx, ctx);
         }

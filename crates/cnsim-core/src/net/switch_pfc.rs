@@ -11,6 +11,14 @@
 //! PFC switches do). XOFF is a fixed byte count, or dynamic: `alpha` x the shared buffer not
 //! yet used outside headroom, re-evaluated for every (port, class) as the buffer fills.
 //!
+//! A dynamic XOFF moves with every frame in or out of the switch, for every (port, class) at
+//! once, but only two kinds of lane can change: the paused ones (XON) and those whose count
+//! passes XOFF (XOFF). The switch keeps which lanes are paused and a bound on the largest count
+//! of the others (`unpaused_bound_bytes`), and visits every lane only when that bound is above
+//! XOFF; otherwise the paused lanes and the arriving or leaving frame's own port (`Switch::
+//! update_pfc_lanes`). Scanning all of them at every frame was O(ports) per frame: half the
+//! time of a 6,144-host fabric with 72-port switches (docs/performance.md, "Session 21").
+//!
 //! Lossless frames are not subject to the switch's other buffer limits (`shared_buffer_bytes`,
 //! `output_buffer_bytes`, `input_buffer_bytes`): PFC bounds them. Lossy classes obey those limits
 //! and are counted here only for the summary.
@@ -48,6 +56,13 @@ pub(crate) struct SwitchPfc {
     pub(crate) counted_bytes: Vec<[u64; N_CLASSES]>,
     pub(crate) headroom_used: Vec<[u64; N_CLASSES]>,
     headroom_total: u64,
+    /// Per ingress port: the lossless classes whose upstream sender this switch holds (XOFF
+    /// outstanding); and how many such lanes there are.
+    paused: Vec<u8>,
+    paused_lanes: u32,
+    /// At least the largest `counted_bytes` of a lossless lane that is not paused: no such lane
+    /// can pass XOFF while XOFF is at or above it.
+    unpaused_bound_bytes: u64,
     pub(crate) stats: [PfcClassStats; N_CLASSES],
 }
 
@@ -79,6 +94,9 @@ impl SwitchPfc {
             counted_bytes: vec![[0; N_CLASSES]; n_ports],
             headroom_used: vec![[0; N_CLASSES]; n_ports],
             headroom_total: 0,
+            paused: vec![0; n_ports],
+            paused_lanes: 0,
+            unpaused_bound_bytes: 0,
             stats: [PfcClassStats::default(); N_CLASSES],
         }
     }
@@ -130,6 +148,10 @@ impl SwitchPfc {
             return Admission::Headroom;
         }
         self.counted_bytes[port][class] = counted + bytes;
+        if lossless {
+            // Counted, so not paused (`xoff_out` is false).
+            self.unpaused_bound_bytes = self.unpaused_bound_bytes.max(counted + bytes);
+        }
         self.note_peak(class, counted + bytes, xoff);
         Admission::Counted
     }
@@ -182,6 +204,58 @@ impl SwitchPfc {
     /// The class-enable vector (bit c = class c is lossless).
     pub(crate) fn lossless_mask(&self) -> u8 {
         self.lossless_mask
+    }
+
+    /// The lane of lossless `class` on `port` is now paused (XOFF sent) or not (XON sent).
+    pub(crate) fn note_lane(&mut self, port: usize, class: usize, paused: bool) {
+        let bit = 1u8 << class;
+        if paused {
+            self.paused[port] |= bit;
+            self.paused_lanes += 1;
+        } else {
+            self.paused[port] &= !bit;
+            self.paused_lanes -= 1;
+            let counted = self.counted_bytes[port][class];
+            self.unpaused_bound_bytes = self.unpaused_bound_bytes.max(counted);
+        }
+    }
+
+    /// Whether the lane of `class` on `port` is paused, as recorded by `note_lane`.
+    pub(crate) fn holds(&self, port: usize, class: usize) -> bool {
+        self.paused[port] & (1 << class) != 0
+    }
+
+    /// Whether a lane of `port` is paused.
+    pub(crate) fn holds_any(&self, port: usize) -> bool {
+        self.paused[port] != 0
+    }
+
+    /// Whether any lane is paused.
+    pub(crate) fn holds_none(&self) -> bool {
+        self.paused_lanes == 0
+    }
+
+    /// Whether a lane that is not paused may be past XOFF at `memory_bytes`: then every lane
+    /// must be looked at (`Switch::update_pfc_lanes`).
+    pub(crate) fn may_pass_xoff(&self, memory_bytes: u64) -> bool {
+        self.unpaused_bound_bytes > self.xoff_now(memory_bytes)
+    }
+
+    /// After every lane was looked at: the bound becomes the largest count of a lossless lane
+    /// not paused.
+    pub(crate) fn tighten_bound(&mut self) {
+        let lossless = self.lossless_mask;
+        let unpaused = |(counted, paused): (&[u64; N_CLASSES], &u8)| {
+            (0..N_CLASSES)
+                .filter(|&c| (lossless & !paused) & (1 << c) != 0)
+                .map(|c| counted[c])
+                .max()
+                .unwrap_or(0)
+        };
+        self.unpaused_bound_bytes = (self.counted_bytes.iter().zip(&self.paused))
+            .map(unpaused)
+            .max()
+            .unwrap_or(0);
     }
 }
 
@@ -241,5 +315,36 @@ mod tests {
         // XON when 1,500 + 1,000 <= XOFF, i.e. free >= 5,000: at 95,000 B buffered.
         assert!(pfc.wants_pause(0, 3, true, 95_001));
         assert!(!pfc.wants_pause(0, 3, true, 95_000));
+    }
+
+    #[test]
+    fn the_bound_says_when_a_lane_not_paused_may_pass_a_dynamic_xoff() {
+        // alpha 0.5 of a 100,000 B buffer: XOFF = 0.5 x (100,000 - buffered).
+        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Dynamic), 2, Some(100_000));
+        assert_eq!(pfc.admit(0, 3, 20_000, false, 0), Admission::Counted);
+        assert_eq!(pfc.admit(1, 3, 5_000, false, 20_000), Admission::Counted);
+        // The largest count is 20,000 B: XOFF 20,000 at 60,000 B buffered is not passed (a
+        // lane pauses above XOFF), 19,999 at 60,002 B may be.
+        assert!(!pfc.may_pass_xoff(60_000));
+        assert!(pfc.may_pass_xoff(60_002));
+        // Port 0 paused: once the lanes are looked at, the bound is port 1's 5,000 B.
+        pfc.note_lane(0, 3, true);
+        assert!(pfc.holds(0, 3) && pfc.holds_any(0) && !pfc.holds_any(1));
+        assert!(!pfc.holds_none());
+        pfc.tighten_bound();
+        assert!(!pfc.may_pass_xoff(60_002));
+        // XOFF 4,999 at 90,001 B buffered: below 5,000.
+        assert!(pfc.may_pass_xoff(90_001));
+        // XON on port 0 with 12,000 B counted: the bound takes it back; XOFF 10,000 at 80,000 B.
+        pfc.release(0, 3, 8_000);
+        pfc.note_lane(0, 3, false);
+        assert!(pfc.holds_none());
+        assert!(pfc.may_pass_xoff(80_000));
+        pfc.tighten_bound();
+        assert!(
+            pfc.may_pass_xoff(80_000),
+            "port 0's 12,000 B are not paused"
+        );
+        assert!(!pfc.may_pass_xoff(76_000), "XOFF 12,000");
     }
 }
