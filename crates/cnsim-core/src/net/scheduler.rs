@@ -132,6 +132,12 @@ impl ClassQueues {
             if queue.capacity() > KEEP_EMPTY_FRAMES {
                 queue.shrink_to(KEEP_EMPTY_FRAMES);
             }
+            // The next frame goes to the ring's first slot (`clear` puts the head there), in
+            // the line the last ones used, not the next slot round a ring that grew to the
+            // longest queue: where every frame is queued (a scheme's CPs, PFC) a port that
+            // holds a frame or two wrote a new line per frame (docs/performance.md, "Session
+            // 21").
+            queue.clear();
             self.backlogged &= !(1 << class);
             if let Some(dwrr) = self.dwrr.as_mut() {
                 dwrr.emptied(class);
@@ -215,6 +221,22 @@ mod tests {
         assert_eq!(q.pop(0).unwrap().priority, 3);
         assert_eq!(q.pop(0).unwrap().priority, 3);
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_queue_that_runs_empty_starts_again_at_its_first_slot() {
+        let mut q = ClassQueues::default();
+        for _ in 0..3 {
+            q.push_back(frame(0, 100));
+        }
+        while q.pop(0).is_some() {}
+        assert_eq!(q.class0.capacity(), 4);
+        // Left where it was, the head would be at the last slot and the second frame would
+        // wrap round to the first.
+        q.push_back(frame(0, 200));
+        q.push_back(frame(0, 300));
+        let (first, wrapped) = q.class0.as_slices();
+        assert_eq!((first.len(), wrapped.len()), (2, 0));
     }
 
     #[test]
