@@ -56,6 +56,24 @@ def test_many_sources_are_drawn_ranked_and_few_as_bars() -> None:
     assert len(bars) == len(few.per_source) == 16, "one bar per source, as before"
 
 
+def test_the_fabric_as_parsimons_ns3_ran_it_is_lossless_and_acks_every_frame() -> None:
+    run = cnsim.run("meta-fabric-6144-dctcp", set={"duration_s": 0.0005})
+    s = run.summary
+    assert len(s["per_source"]) == 6144
+    assert s["frames"]["conserved"] is True
+    assert s["frames"]["dropped"]["total"] == 0, "PFC: one lossless class"
+    # RoCE acknowledges every data frame it accepts, in order here (nothing lost).
+    assert s["control_frames"]["ack"] == s["frames"]["delivered"] > 0
+    assert s["control_frames"]["nack"] == 0
+    assert s["variant"]["scheme"] == "dctcp"
+    assert s["pfc"]["classes"]["3"]["lossless"] is True
+    assert s["flows"]["completed"] > 0
+    assert s["flows"]["with_drops"] == 0
+    # The same fabric and load as meta-fabric-6144: hosts at 0.2857 of their line rate.
+    (scaling,) = s["load_scaling"]
+    assert scaling["host_load"] == pytest.approx(0.2857, abs=1e-4)
+
+
 def test_the_fabric_presets_run_briefly() -> None:
     small = cnsim.run("leafspine-websearch", set={"duration_s": 0.003})
     assert small.summary["flows"]["started"] > 0
