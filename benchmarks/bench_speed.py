@@ -8,10 +8,10 @@ Usage: python benchmarks/bench_speed.py [CASE ...] [--repeat N]
 
 Cases: incast (benchmarks/incast8.toml, 5 simulated s), qcn (seed004-qcn, 9 s), tree16 (20 ms),
 tree128 (5 ms), tree1024 (1 ms) by default; fattree8 (20 ms), fattree16 (10 ms), fattree24 (5 ms),
-meta6144 (20 ms), meta6144-dctcp (the same fabric as Parsimon's ns-3 ran it: RoCE, an ACK per frame,
-PFC and DCTCP; 10 ms), and the transported incasts (8 long flows into one 100 Gb/s port, 20 ms: roce8
-and tcp8 without a scheme; dcqcn8, dctcp8, timely8, hpcc8, swift8 with one, over roce with PFC) when
-named. A flow workload starts empty and fills over a few ms (flows of the
+meta6144 (20 ms), meta6144-dctcp (the same fabric as Parsimon's ns-3 ran it: RoCE, an ACK per
+frame, PFC and DCTCP; 10 ms), and the transported incasts (8 long flows into one 100 Gb/s port,
+20 ms: roce8 and tcp8 without a scheme; dcqcn8, dctcp8, timely8, hpcc8, swift8 with one, over
+roce with PFC) when named. A flow workload starts empty and fills over a few ms (flows of the
 mean size, 1.6 MB, take 1.3 ms at 10 Gb/s), so the fabrics' rates are of loaded networks only
 after that: the `ms/sim ms` column is the whole run's wall time per simulated ms. On the Meta
 fabric the queues, the active flows and the hops per simulated ms grow for longer (the next
