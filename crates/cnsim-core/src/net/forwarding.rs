@@ -190,7 +190,21 @@ impl Forwarding {
     /// A single next hop is two loads and a test here; an ECMP group's hash is out of line.
     #[inline]
     pub(crate) fn port_for(&self, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {
-        let attach = self.attach[dst as usize];
+        self.port_at(self.attach[dst as usize], src, dst, flow_id)
+    }
+
+    /// As `port`, for any frame: None for one addressed to no host of the table (a PAUSE or
+    /// PFC frame is link-local, addressed to `u32::MAX`, and never routed). For a prefetch
+    /// hint (`sim/prefetch.rs`), which looks at every frame arriving at a switch.
+    #[inline]
+    pub(crate) fn port_if_routed(&self, frame: &Frame) -> Option<PortIdx> {
+        let attach = *self.attach.get(frame.dst as usize)?;
+        Some(self.port_at(attach, frame.src, frame.dst, frame.flow_id))
+    }
+
+    /// The output port towards `dst`, attached at `attach`.
+    #[inline]
+    fn port_at(&self, attach: Attach, src: u32, dst: u32, flow_id: FlowId) -> PortIdx {
         let next = self.next[attach.edge as usize];
         if next & GROUP_BIT == 0 {
             return next;
@@ -301,6 +315,12 @@ mod tests {
         );
         // A frame without a flow falls back to the pair.
         assert_eq!(fw.port(&frame(0, 1, NO_FLOW)), fw.port_for(0, 1, NO_FLOW));
+        // The hint's lookup: the same port, and none for a frame addressed to no host.
+        for id in 0..100 {
+            let f = frame(0, 1, id);
+            assert_eq!(fw.port_if_routed(&f), Some(fw.port(&f)));
+        }
+        assert_eq!(fw.port_if_routed(&frame(0, u32::MAX, NO_FLOW)), None);
     }
 
     #[test]

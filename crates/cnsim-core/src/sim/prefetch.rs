@@ -185,7 +185,10 @@ fn output(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
     if let EventKind::Arrive { node, port } = ev {
         match arriving(nodes, node, port) {
             Some((frame, Node::Switch(s))) => {
-                let out = s.route.port(frame) as usize;
+                let Some(out) = s.route.port_if_routed(frame) else {
+                    return; // PAUSE, PFC: handled where they arrive
+                };
+                let out = out as usize;
                 if let Some(port) = s.ports.get(out) {
                     first_bytes(port, crate::net::port::OUTPUT_FIELDS_BYTES);
                 }
@@ -237,4 +240,61 @@ fn prefetch_at(address: *const i8) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = address;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::frame::Payload;
+    use crate::time::SimTime;
+
+    /// a -> s -> b, 10 Gb/s and 1 us links.
+    const LINE: &str = r#"name = "prefetch"
+duration_s = 0.001
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[switches]]
+name = "s"
+[[links]]
+ends = ["a", "s"]
+rate_bps = 1e10
+delay_s = 1e-6
+[[links]]
+ends = ["s", "b"]
+rate_bps = 1e10
+delay_s = 1e-6
+"#;
+
+    #[test]
+    fn a_pause_frame_arriving_at_a_switch_is_looked_ahead_at_without_routing_it() {
+        let scenario = crate::resolve(LINE, &[], None).expect("valid scenario");
+        // PAUSE and PFC frames are link-local, addressed to no host: there is no route to
+        // look up for them, and a hint must not try (the 6,144-host fabric's first PFC frame
+        // between two switches stopped a run with an index out of bounds).
+        let no_host = u32::MAX;
+        for payload in [
+            Payload::Pfc {
+                class: 3,
+                quanta: 100,
+            },
+            Payload::Pause { quanta: 100 },
+        ] {
+            let mut built = crate::sim::build::build(&scenario).expect("builds");
+            let frame = Frame::control(payload, no_host, no_host, no_host, 64, SimTime::ZERO);
+            let Node::Host(a) = &mut built.nodes[0] else {
+                panic!("a is a host");
+            };
+            let (_, arrival) = a.port.send_whole(frame, SimTime::ZERO);
+            let at = arrival.expect("the link was empty");
+            let mut q = EventQueue::new();
+            // The frame's arrival at s is each of the four events ahead of the current one.
+            for _ in 0..5 {
+                q.schedule(at, EventKind::Arrive { node: 0, port: 0 });
+            }
+            q.pop_until(SimTime::MAX).expect("five events");
+            ahead(&q, &built.nodes, &built.sources, &FlowTable::default());
+        }
+    }
 }
