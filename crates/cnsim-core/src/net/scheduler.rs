@@ -16,12 +16,19 @@ use crate::scenario::{Scheduler, N_CLASSES};
 /// 10 MB per simulated millisecond, most of it such buffers (docs/performance.md, "Session 15").
 const KEEP_EMPTY_FRAMES: usize = 256;
 
-/// Kept small, since every switch port has one: class 0 (all the data of a run without
-/// priorities) inline, classes 1-7 and the DWRR state boxed and made on first use.
-#[derive(Clone, Debug, Default)]
+/// Kept small, since every switch port has one: the queue of the first class the port queues
+/// (class 0 in a run without priorities; RoCE's class 3 in a lossless fabric) inline, the
+/// other seven and the DWRR state boxed and made on first use. With the data's class in the
+/// box, every frame read the box's queue header, one more cache miss per hop on a large
+/// fabric (docs/performance.md, "Session 21").
+#[derive(Clone, Debug)]
 pub(crate) struct ClassQueues {
-    class0: VecDeque<Frame>,
-    higher: Option<Box<[VecDeque<Frame>; N_CLASSES - 1]>>,
+    /// The queue of class `first_class`.
+    first: VecDeque<Frame>,
+    /// The class of `first`: the first class queued here (`NO_CLASS` before).
+    first_class: u8,
+    /// The other classes in order (`other_slot`).
+    others: Option<Box<[VecDeque<Frame>; N_CLASSES - 1]>>,
     /// Bit c set = class c has frames.
     backlogged: u8,
     /// Bit c set = class c has had frames (the classes the probes report).
@@ -40,6 +47,22 @@ struct Dwrr {
     credited: bool,
 }
 
+/// `ClassQueues::first_class` before a frame is queued.
+const NO_CLASS: u8 = u8::MAX;
+
+impl Default for ClassQueues {
+    fn default() -> ClassQueues {
+        ClassQueues {
+            first: VecDeque::new(),
+            first_class: NO_CLASS,
+            others: None,
+            backlogged: 0,
+            used: 0,
+            dwrr: None,
+        }
+    }
+}
+
 impl ClassQueues {
     pub(crate) fn set_scheduler(&mut self, discipline: Scheduler, quantum_bytes: [u32; N_CLASSES]) {
         self.dwrr = match discipline {
@@ -52,17 +75,26 @@ impl ClassQueues {
     }
 
     fn queue(&self, class: usize) -> Option<&VecDeque<Frame>> {
-        match class {
-            0 => Some(&self.class0),
-            c => self.higher.as_ref().map(|h| &h[c - 1]),
-        }
+        class_queue(
+            (&self.first, self.first_class, self.others.as_deref()),
+            class,
+        )
     }
 
+    /// The queue of `class`; the first class queued here gets the inline one.
     fn queue_mut(&mut self, class: usize) -> &mut VecDeque<Frame> {
-        match class {
-            0 => &mut self.class0,
-            c => &mut self.higher.get_or_insert_with(Box::default)[c - 1],
+        if self.first_class == NO_CLASS {
+            self.first_class = class as u8;
         }
+        if class == self.first_class as usize {
+            return &mut self.first;
+        }
+        let slot = self.other_slot(class);
+        &mut self.others.get_or_insert_with(Box::default)[slot]
+    }
+
+    fn other_slot(&self, class: usize) -> usize {
+        other_slot(class, self.first_class)
     }
 
     /// Queues `frame` in its class and returns it there (a caller that still has fields to
@@ -103,14 +135,15 @@ impl ClassQueues {
         self.backlogged == 0
     }
 
-    /// Class 0's head frame: what a prefetch hint loads (`sim/prefetch.rs`).
+    /// The head frame of the first class queued here: what a prefetch hint loads
+    /// (`sim/prefetch.rs`).
     pub(crate) fn front(&self) -> Option<&Frame> {
-        self.class0.front()
+        self.first.front()
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Frame> {
-        let higher = self.higher.iter().flat_map(|h| h.iter().flatten());
-        self.class0.iter().chain(higher)
+        let others = self.others.iter().flat_map(|o| o.iter().flatten());
+        self.first.iter().chain(others)
     }
 
     /// The next frame to send, passing over the classes in `paused` (bit c = class c paused).
@@ -122,7 +155,7 @@ impl ClassQueues {
         let class = match self.dwrr.as_mut() {
             None => 7 - eligible.leading_zeros() as usize,
             Some(dwrr) => {
-                let queues = (&self.class0, self.higher.as_deref());
+                let queues = (&self.first, self.first_class, self.others.as_deref());
                 dwrr.pick(eligible, self.backlogged, |c| head_bytes(queues, c))
             }
         };
@@ -147,14 +180,31 @@ impl ClassQueues {
     }
 }
 
-fn head_bytes(
-    (class0, higher): (&VecDeque<Frame>, Option<&[VecDeque<Frame>; N_CLASSES - 1]>),
-    class: usize,
-) -> u64 {
-    let queue = match class {
-        0 => class0,
-        c => &higher.expect("a backlogged class has its queue")[c - 1],
-    };
+/// A port's queues as `ClassQueues` keeps them: the first class's, its class, the others'.
+type Queues<'a> = (
+    &'a VecDeque<Frame>,
+    u8,
+    Option<&'a [VecDeque<Frame>; N_CLASSES - 1]>,
+);
+
+/// The queue of `class`, if it has one yet.
+fn class_queue((first, first_class, others): Queues<'_>, class: usize) -> Option<&VecDeque<Frame>> {
+    if class == first_class as usize {
+        return Some(first);
+    }
+    others.map(|o| &o[other_slot(class, first_class)])
+}
+
+/// Where a class other than `first_class` is kept among the others: the classes in order,
+/// `first_class` left out.
+fn other_slot(class: usize, first_class: u8) -> usize {
+    debug_assert_ne!(class, first_class as usize);
+    class - usize::from(class > first_class as usize)
+}
+
+/// The size of `class`'s head frame (a backlogged class).
+fn head_bytes(queues: Queues<'_>, class: usize) -> u64 {
+    let queue = class_queue(queues, class).expect("a backlogged class has its queue");
     queue.front().expect("eligible class has frames").bytes as u64
 }
 
@@ -224,18 +274,45 @@ mod tests {
     }
 
     #[test]
+    fn the_first_class_queued_is_kept_inline_and_the_others_in_order() {
+        let mut q = ClassQueues::default();
+        for (c, bytes) in [(3, 100), (0, 200), (5, 300), (3, 400), (7, 500)] {
+            q.push_back(frame(c, bytes));
+        }
+        assert_eq!(q.first_class, 3);
+        assert_eq!(q.first.len(), 2);
+        let others = q.others.as_ref().expect("made by class 0");
+        // Classes 0, 1, 2, 4, 5, 6, 7 in slots 0-6.
+        assert_eq!(
+            (others[0].len(), others[3].len(), others[4].len()),
+            (1, 0, 1)
+        );
+        assert_eq!((others[5].len(), others[6].len()), (0, 1));
+        assert_eq!([0, 3, 5, 7].map(|c| q.class_bytes(c)), [200, 500, 300, 500]);
+        assert_eq!(q.front().map(|f| f.bytes), Some(100));
+        // Strict priority, whichever queue a class is in; PFC's pause of class 3 passes it over.
+        let order: Vec<u8> = std::iter::from_fn(|| q.pop(1 << 3))
+            .map(|f| f.priority)
+            .collect();
+        assert_eq!(order, [7, 5, 0]);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop(0)).map(|f| f.bytes).collect();
+        assert_eq!(order, [100, 400]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
     fn a_queue_that_runs_empty_starts_again_at_its_first_slot() {
         let mut q = ClassQueues::default();
         for _ in 0..3 {
             q.push_back(frame(0, 100));
         }
         while q.pop(0).is_some() {}
-        assert_eq!(q.class0.capacity(), 4);
+        assert_eq!(q.first.capacity(), 4);
         // Left where it was, the head would be at the last slot and the second frame would
         // wrap round to the first.
         q.push_back(frame(0, 200));
         q.push_back(frame(0, 300));
-        let (first, wrapped) = q.class0.as_slices();
+        let (first, wrapped) = q.first.as_slices();
         assert_eq!((first.len(), wrapped.len()), (2, 0));
     }
 
@@ -249,11 +326,11 @@ mod tests {
         }
         while q.pop(0).is_some() {}
         assert!(
-            q.class0.capacity() <= KEEP_EMPTY_FRAMES,
+            q.first.capacity() <= KEEP_EMPTY_FRAMES,
             "{}",
-            q.class0.capacity()
+            q.first.capacity()
         );
-        let class5 = &q.higher.as_ref().expect("made by class 5")[4];
+        let class5 = &q.others.as_ref().expect("made by class 5")[4];
         assert!(
             class5.capacity() <= KEEP_EMPTY_FRAMES,
             "{}",
@@ -261,9 +338,9 @@ mod tests {
         );
         // A small buffer stays as it is.
         q.push_back(frame(0, 1500));
-        let small = q.class0.capacity();
+        let small = q.first.capacity();
         q.pop(0);
-        assert_eq!(q.class0.capacity(), small);
+        assert_eq!(q.first.capacity(), small);
     }
 
     #[test]
