@@ -453,7 +453,12 @@ impl EventQueue {
     }
 
     /// Adds an event of the current slot to the sorted run; a new event usually sorts last
-    /// (later sequence, rarely an earlier time), so the search starts from the end.
+    /// (later sequence, rarely an earlier time), so the search starts from the end. One that
+    /// sorts nearer the run's head than its end goes in from the head's side: the events
+    /// before it move back into the slot of the event popped last (`head - 1`, read already),
+    /// not the rest of the run forward. On a large fabric with ACKs a 64-byte frame's
+    /// `PortFree` falls in the current slot, close to its head, and moving the run's tail
+    /// forward was 5% of the loop (`memmove`; docs/performance.md, "Session 21").
     fn insert_current(&mut self, ev: Scheduled) {
         let c = bucket_of(self.cur_slot);
         self.make_room(c);
@@ -461,7 +466,13 @@ impl EventQueue {
         match run.last() {
             Some(last) if last.key > ev.key => {
                 let at = self.head + run[self.head..].partition_point(|e| e.key < ev.key);
-                run.insert(at, ev);
+                if self.head > 0 && at - self.head < run.len() - at {
+                    run.copy_within(self.head..at, self.head - 1);
+                    self.head -= 1;
+                    run[at - 1] = ev;
+                } else {
+                    run.insert(at, ev);
+                }
             }
             _ => run.push(ev),
         }
