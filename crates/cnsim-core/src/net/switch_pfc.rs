@@ -53,18 +53,33 @@ pub(crate) struct SwitchPfc {
     pub(crate) quanta: u16,
     shared_buffer_bytes: u64,
     /// Per ingress port and class: bytes counted against XOFF, and bytes in headroom.
-    pub(crate) counted_bytes: Vec<[u64; N_CLASSES]>,
-    pub(crate) headroom_used: Vec<[u64; N_CLASSES]>,
+    lanes: Vec<PortLanes>,
     headroom_total: u64,
     /// Per ingress port: the lossless classes whose upstream sender this switch holds (XOFF
     /// outstanding); and how many such lanes there are.
     paused: Vec<u8>,
     paused_lanes: u32,
-    /// At least the largest `counted_bytes` of a lossless lane that is not paused: no such lane
+    /// At least the largest count of a lossless lane that is not paused: no such lane
     /// can pass XOFF while XOFF is at or above it.
     unpaused_bound_bytes: u64,
     pub(crate) stats: [PfcClassStats; N_CLASSES],
 }
+
+/// One class's bytes at one ingress port: counted against XOFF, and in headroom. Side by
+/// side, since admission, departure and the trigger read both.
+#[derive(Clone, Copy, Debug, Default)]
+struct LaneBytes {
+    counted: u64,
+    headroom: u64,
+}
+
+/// An ingress port's eight classes, aligned to a cache line so that classes 0-3 share one
+/// line and 4-7 the next: a frame's admission and departure each read one line of PFC state
+/// (two, in separate arrays for the counts and the headroom, before: docs/performance.md,
+/// "Session 21").
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct PortLanes([LaneBytes; N_CLASSES]);
 
 /// Where an admitted lossless frame was put.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,8 +106,7 @@ impl SwitchPfc {
             headroom_bytes: spec.headroom_bytes.round() as u64,
             quanta: spec.quanta,
             shared_buffer_bytes: shared_buffer_bytes.unwrap_or(u64::MAX),
-            counted_bytes: vec![[0; N_CLASSES]; n_ports],
-            headroom_used: vec![[0; N_CLASSES]; n_ports],
+            lanes: vec![PortLanes::default(); n_ports],
             headroom_total: 0,
             paused: vec![0; n_ports],
             paused_lanes: 0,
@@ -133,21 +147,22 @@ impl SwitchPfc {
     ) -> Admission {
         self.stats[class].arrived_frames += 1;
         let xoff = self.xoff_now(memory_bytes);
-        let counted = self.counted_bytes[port][class];
-        let lossless = self.is_lossless(class);
+        let lane = &mut self.lanes[port].0[class];
+        let counted = lane.counted;
+        let lossless = self.lossless_mask & (1 << class) != 0;
         if lossless && (xoff_out || counted + bytes > xoff) {
-            let used = self.headroom_used[port][class];
+            let used = lane.headroom;
             if used + bytes > self.headroom_bytes {
                 self.stats[class].headroom_overflow_drops += 1;
                 return Admission::Overflow;
             }
-            self.headroom_used[port][class] = used + bytes;
+            lane.headroom = used + bytes;
             self.headroom_total += bytes;
             let s = &mut self.stats[class];
             s.max_headroom_bytes = s.max_headroom_bytes.max(used + bytes);
             return Admission::Headroom;
         }
-        self.counted_bytes[port][class] = counted + bytes;
+        lane.counted = counted + bytes;
         if lossless {
             // Counted, so not paused (`xoff_out` is false).
             self.unpaused_bound_bytes = self.unpaused_bound_bytes.max(counted + bytes);
@@ -174,11 +189,11 @@ impl SwitchPfc {
 
     /// A frame of `class` that came in by `port` leaves the buffer: headroom empties first.
     pub(crate) fn release(&mut self, port: usize, class: usize, bytes: u64) {
-        let room = &mut self.headroom_used[port][class];
-        let from_headroom = bytes.min(*room);
-        *room -= from_headroom;
+        let lane = &mut self.lanes[port].0[class];
+        let from_headroom = bytes.min(lane.headroom);
+        lane.headroom -= from_headroom;
+        lane.counted -= bytes - from_headroom;
         self.headroom_total -= from_headroom;
-        self.counted_bytes[port][class] -= bytes - from_headroom;
     }
 
     /// Should the sender on `port` be paused for lossless `class`? `on`: it is now.
@@ -189,10 +204,11 @@ impl SwitchPfc {
         on: bool,
         memory_bytes: u64,
     ) -> bool {
-        if self.headroom_used[port][class] > 0 {
+        let lane = self.lanes[port].0[class];
+        if lane.headroom > 0 {
             return true;
         }
-        let level = self.counted_bytes[port][class];
+        let level = lane.counted;
         let xoff = self.xoff_now(memory_bytes);
         match (self.threshold, on) {
             (PfcThreshold::Static, true) => level >= self.xon_bytes,
@@ -215,7 +231,7 @@ impl SwitchPfc {
         } else {
             self.paused[port] &= !bit;
             self.paused_lanes -= 1;
-            let counted = self.counted_bytes[port][class];
+            let counted = self.lanes[port].0[class].counted;
             self.unpaused_bound_bytes = self.unpaused_bound_bytes.max(counted);
         }
     }
@@ -245,14 +261,14 @@ impl SwitchPfc {
     /// not paused.
     pub(crate) fn tighten_bound(&mut self) {
         let lossless = self.lossless_mask;
-        let unpaused = |(counted, paused): (&[u64; N_CLASSES], &u8)| {
+        let unpaused = |(lanes, paused): (&PortLanes, &u8)| {
             (0..N_CLASSES)
                 .filter(|&c| (lossless & !paused) & (1 << c) != 0)
-                .map(|c| counted[c])
+                .map(|c| lanes.0[c].counted)
                 .max()
                 .unwrap_or(0)
         };
-        self.unpaused_bound_bytes = (self.counted_bytes.iter().zip(&self.paused))
+        self.unpaused_bound_bytes = (self.lanes.iter().zip(&self.paused))
             .map(unpaused)
             .max()
             .unwrap_or(0);
@@ -294,7 +310,7 @@ mod tests {
         // Departures empty the headroom first; XON below 1500 B with no headroom in use.
         pfc.release(0, 3, 1500);
         pfc.release(0, 3, 1500);
-        assert_eq!(pfc.headroom_used[0][3], 0);
+        assert_eq!(pfc.lanes[0].0[3].headroom, 0);
         assert!(pfc.wants_pause(0, 3, true, 3000), "3000 B >= XON");
         pfc.release(0, 3, 1500);
         assert!(pfc.wants_pause(0, 3, true, 1500), "1500 B is not below XON");
@@ -302,6 +318,21 @@ mod tests {
         assert!(!pfc.wants_pause(0, 3, true, 0));
         // Lossy classes never go to headroom.
         assert_eq!(pfc.admit(1, 0, 9000, false, 0), Admission::Counted);
+    }
+
+    #[test]
+    fn a_ports_count_and_headroom_of_a_class_share_a_cache_line() {
+        assert_eq!(std::mem::align_of::<PortLanes>(), 64);
+        assert_eq!(std::mem::size_of::<PortLanes>(), 128);
+        let pfc = SwitchPfc::new(&spec(PfcThreshold::Static), 3, None);
+        for port in &pfc.lanes {
+            let start = port as *const PortLanes as usize;
+            assert_eq!(start % 64, 0);
+            for lane in &port.0 {
+                let at = lane as *const LaneBytes as usize - start;
+                assert_eq!(at / 64, (at + 15) / 64, "a lane within one line");
+            }
+        }
     }
 
     #[test]
