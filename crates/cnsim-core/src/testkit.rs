@@ -15,6 +15,32 @@ use crate::rng::{stream, StreamKind};
 use crate::sim::Network;
 use crate::time::SimTime;
 
+/// a, c -> s -> b: hosts a, b, c (nodes 0-2) and switch s (node 3), every link 10 Gb/s and 1 us,
+/// no traffic of its own (tests inject frames).
+pub(crate) const STAR: &str = r#"name = "star"
+duration_s = 0.001
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[hosts]]
+name = "c"
+[[switches]]
+name = "s"
+[[links]]
+ends = ["a", "s"]
+rate_bps = 1e10
+delay_s = 1e-6
+[[links]]
+ends = ["c", "s"]
+rate_bps = 1e10
+delay_s = 1e-6
+[[links]]
+ends = ["s", "b"]
+rate_bps = 1e10
+delay_s = 1e-6
+"#;
+
 /// An action a test schedules: it gets the network at its time.
 type Action = Box<dyn FnOnce(&mut Network)>;
 

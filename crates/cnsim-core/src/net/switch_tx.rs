@@ -177,30 +177,7 @@ mod tests {
 
     /// a, c -> s -> b, every link 10 Gb/s and 1 us; no traffic of its own (tests inject).
     fn star() -> TestNet {
-        let toml = r#"name = "tx"
-duration_s = 0.001
-[[hosts]]
-name = "a"
-[[hosts]]
-name = "b"
-[[hosts]]
-name = "c"
-[[switches]]
-name = "s"
-[[links]]
-ends = ["a", "s"]
-rate_bps = 1e10
-delay_s = 1e-6
-[[links]]
-ends = ["c", "s"]
-rate_bps = 1e10
-delay_s = 1e-6
-[[links]]
-ends = ["s", "b"]
-rate_bps = 1e10
-delay_s = 1e-6
-"#;
-        let sc = crate::resolve(toml, &[], None).expect("valid scenario");
+        let sc = crate::resolve(crate::testkit::STAR, &[], None).expect("valid scenario");
         let built = build(&sc).expect("builds");
         TestNet::new(built.nodes, built.scheme)
     }

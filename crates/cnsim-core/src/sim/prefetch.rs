@@ -248,28 +248,9 @@ mod tests {
     use crate::net::frame::Payload;
     use crate::time::SimTime;
 
-    /// a -> s -> b, 10 Gb/s and 1 us links.
-    const LINE: &str = r#"name = "prefetch"
-duration_s = 0.001
-[[hosts]]
-name = "a"
-[[hosts]]
-name = "b"
-[[switches]]
-name = "s"
-[[links]]
-ends = ["a", "s"]
-rate_bps = 1e10
-delay_s = 1e-6
-[[links]]
-ends = ["s", "b"]
-rate_bps = 1e10
-delay_s = 1e-6
-"#;
-
     #[test]
     fn a_pause_frame_arriving_at_a_switch_is_looked_ahead_at_without_routing_it() {
-        let scenario = crate::resolve(LINE, &[], None).expect("valid scenario");
+        let scenario = crate::resolve(crate::testkit::STAR, &[], None).expect("valid scenario");
         // PAUSE and PFC frames are link-local, addressed to no host: there is no route to
         // look up for them, and a hint must not try (the 6,144-host fabric's first PFC frame
         // between two switches stopped a run with an index out of bounds).
@@ -289,7 +270,8 @@ delay_s = 1e-6
             let (_, arrival) = a.port.send_whole(frame, SimTime::ZERO);
             let at = arrival.expect("the link was empty");
             let mut q = EventQueue::new();
-            // The frame's arrival at s is each of the four events ahead of the current one.
+            // The frame's arrival at s (from a, node 0, by its port 0) is each of the four
+            // events ahead of the current one.
             for _ in 0..5 {
                 q.schedule(at, EventKind::Arrive { node: 0, port: 0 });
             }
