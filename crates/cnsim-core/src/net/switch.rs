@@ -315,9 +315,10 @@ impl Switch {
     /// `update_pfc` with PFC on. With dynamic thresholds XOFF moves with the free buffer, so
     /// any lossless (port, class) may flip; in port and class order, as a look at every lane
     /// would, it visits those that can: all of them when a lane not paused may be past XOFF,
-    /// else the paused ones and `input`'s (whose count or headroom just changed). The others
-    /// hold at most the bound, at or below XOFF, and no headroom (a lane that takes headroom
-    /// is `input` and is paused there), so they stay as they are (`switch_pfc.rs`).
+    /// else the paused ones and (`input`, `class`), whose count or headroom just changed. The
+    /// others hold at most the bound, at or below XOFF, and no headroom (a lane that takes
+    /// headroom is (`input`, `class`) and is paused here), so they stay as they are
+    /// (`switch_pfc.rs`).
     #[inline(never)]
     fn update_pfc_lanes(&mut self, me: NodeIdx, input: usize, class: usize, ctx: &mut Ctx) {
         let Some(pfc) = self.pfc.as_ref() else {
@@ -334,7 +335,11 @@ impl Switch {
             }
             self.pfc.as_mut().expect("PFC is on").tighten_bound();
         } else if pfc.holds_none() {
-            self.reconcile_lossless(me, input, lossless, ctx);
+            // Nothing paused: (`input`, `class`) flips only if it now wants a pause, which the
+            // counts alone say (the common case, no, reads no port).
+            if pfc.is_lossless(class) && pfc.wants_pause(input, class, false, self.memory_bytes) {
+                self.reconcile_class(me, input, class, ctx);
+            }
         } else {
             for p in 0..self.ports.len() {
                 let pfc = self.pfc.as_ref().expect("PFC is on");
@@ -368,9 +373,12 @@ impl Switch {
         })
     }
 
-    /// Every lossless class of port `p` (`lossless`: the class-enable vector).
+    /// Every lossless class of port `p` (`lossless`: the class-enable vector), in class order.
     fn reconcile_lossless(&mut self, me: NodeIdx, p: usize, lossless: u8, ctx: &mut Ctx) {
-        for c in (0..N_CLASSES).filter(|c| lossless & (1 << c) != 0) {
+        let mut classes = lossless;
+        while classes != 0 {
+            let c = classes.trailing_zeros() as usize;
+            classes &= classes - 1;
             self.reconcile_class(me, p, c, ctx);
         }
     }

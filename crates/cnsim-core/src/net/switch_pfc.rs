@@ -15,7 +15,7 @@
 //! once, but only two kinds of lane can change: the paused ones (XON) and those whose count
 //! passes XOFF (XOFF). The switch keeps which lanes are paused and a bound on the largest count
 //! of the others (`unpaused_bound_bytes`), and visits every lane only when that bound is above
-//! XOFF; otherwise the paused lanes and the arriving or leaving frame's own port (`Switch::
+//! XOFF; otherwise the paused lanes and the arriving or leaving frame's own lane (`Switch::
 //! update_pfc_lanes`). Scanning all of them at every frame was O(ports) per frame: half the
 //! time of a 6,144-host fabric with 72-port switches (docs/performance.md, "Session 21").
 //!
