@@ -89,12 +89,8 @@ impl ClassQueues {
         if class == self.first_class as usize {
             return &mut self.first;
         }
-        let slot = self.other_slot(class);
+        let slot = other_slot(class, self.first_class);
         &mut self.others.get_or_insert_with(Box::default)[slot]
-    }
-
-    fn other_slot(&self, class: usize) -> usize {
-        other_slot(class, self.first_class)
     }
 
     /// Queues `frame` in its class and returns it there (a caller that still has fields to

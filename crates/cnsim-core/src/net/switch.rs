@@ -325,11 +325,12 @@ impl Switch {
             return;
         };
         let lossless = pfc.lossless_mask();
+        let xoff = pfc.xoff_now(self.memory_bytes);
         if !pfc.is_dynamic() {
             if pfc.is_lossless(class) {
                 self.reconcile_class(me, input, class, ctx);
             }
-        } else if pfc.may_pass_xoff(self.memory_bytes) {
+        } else if pfc.may_pass(xoff) {
             for p in 0..self.ports.len() {
                 self.reconcile_lossless(me, p, lossless, ctx);
             }
@@ -337,7 +338,7 @@ impl Switch {
         } else if pfc.holds_none() {
             // Nothing paused: (`input`, `class`) flips only if it now wants a pause, which the
             // counts alone say (the common case, no, reads no port).
-            if pfc.is_lossless(class) && pfc.wants_pause(input, class, false, self.memory_bytes) {
+            if pfc.is_lossless(class) && pfc.wants_pause_under(input, class, false, xoff) {
                 self.reconcile_class(me, input, class, ctx);
             }
         } else {

@@ -147,9 +147,9 @@ impl SwitchPfc {
     ) -> Admission {
         self.stats[class].arrived_frames += 1;
         let xoff = self.xoff_now(memory_bytes);
+        let lossless = self.is_lossless(class);
         let lane = &mut self.lanes[port].0[class];
         let counted = lane.counted;
-        let lossless = self.lossless_mask & (1 << class) != 0;
         if lossless && (xoff_out || counted + bytes > xoff) {
             let used = lane.headroom;
             if used + bytes > self.headroom_bytes {
@@ -204,12 +204,16 @@ impl SwitchPfc {
         on: bool,
         memory_bytes: u64,
     ) -> bool {
+        self.wants_pause_under(port, class, on, self.xoff_now(memory_bytes))
+    }
+
+    /// `wants_pause` with XOFF known (`xoff_now`), for a caller that has it already.
+    pub(crate) fn wants_pause_under(&self, port: usize, class: usize, on: bool, xoff: u64) -> bool {
         let lane = self.lanes[port].0[class];
         if lane.headroom > 0 {
             return true;
         }
         let level = lane.counted;
-        let xoff = self.xoff_now(memory_bytes);
         match (self.threshold, on) {
             (PfcThreshold::Static, true) => level >= self.xon_bytes,
             (PfcThreshold::Dynamic, true) => level + self.xon_offset_bytes > xoff,
@@ -251,10 +255,10 @@ impl SwitchPfc {
         self.paused_lanes == 0
     }
 
-    /// Whether a lane that is not paused may be past XOFF at `memory_bytes`: then every lane
-    /// must be looked at (`Switch::update_pfc_lanes`).
-    pub(crate) fn may_pass_xoff(&self, memory_bytes: u64) -> bool {
-        self.unpaused_bound_bytes > self.xoff_now(memory_bytes)
+    /// Whether a lane that is not paused may be past `xoff` (`xoff_now`): then every lane must
+    /// be looked at (`Switch::update_pfc_lanes`).
+    pub(crate) fn may_pass(&self, xoff: u64) -> bool {
+        self.unpaused_bound_bytes > xoff
     }
 
     /// After every lane was looked at: the bound becomes the largest count of a lossless lane
@@ -356,26 +360,26 @@ mod tests {
         assert_eq!(pfc.admit(1, 3, 5_000, false, 20_000), Admission::Counted);
         // The largest count is 20,000 B: XOFF 20,000 at 60,000 B buffered is not passed (a
         // lane pauses above XOFF), 19,999 at 60,002 B may be.
-        assert!(!pfc.may_pass_xoff(60_000));
-        assert!(pfc.may_pass_xoff(60_002));
+        assert!(!pfc.may_pass(pfc.xoff_now(60_000)));
+        assert!(pfc.may_pass(pfc.xoff_now(60_002)));
         // Port 0 paused: once the lanes are looked at, the bound is port 1's 5,000 B.
         pfc.note_lane(0, 3, true);
         assert!(pfc.holds(0, 3) && pfc.holds_any(0) && !pfc.holds_any(1));
         assert!(!pfc.holds_none());
         pfc.tighten_bound();
-        assert!(!pfc.may_pass_xoff(60_002));
+        assert!(!pfc.may_pass(pfc.xoff_now(60_002)));
         // XOFF 4,999 at 90,001 B buffered: below 5,000.
-        assert!(pfc.may_pass_xoff(90_001));
+        assert!(pfc.may_pass(pfc.xoff_now(90_001)));
         // XON on port 0 with 12,000 B counted: the bound takes it back; XOFF 10,000 at 80,000 B.
         pfc.release(0, 3, 8_000);
         pfc.note_lane(0, 3, false);
         assert!(pfc.holds_none());
-        assert!(pfc.may_pass_xoff(80_000));
+        assert!(pfc.may_pass(pfc.xoff_now(80_000)));
         pfc.tighten_bound();
         assert!(
-            pfc.may_pass_xoff(80_000),
+            pfc.may_pass(pfc.xoff_now(80_000)),
             "port 0's 12,000 B are not paused"
         );
-        assert!(!pfc.may_pass_xoff(76_000), "XOFF 12,000");
+        assert!(!pfc.may_pass(pfc.xoff_now(76_000)), "XOFF 12,000");
     }
 }
