@@ -79,11 +79,19 @@ pub(crate) fn control_kinds_by_scheme() -> impl Iterator<Item = &'static [Named]
 }
 
 /// A congestion point on one output queue.
+///
+/// `repr(C)`: the fields in the order written, so that what every frame's hooks read (the id,
+/// the message count, then the scheme's state) is the first lines (the first is the one the
+/// prefetcher loads, `sim/prefetch.rs`); the generator, drawn from by randomised marking
+/// only, last. Laid out by the compiler, the id and the count came after the largest scheme's
+/// state, 400 bytes in: a line of their own, missed at every frame on a loaded fabric
+/// (docs/performance.md, "Session 22").
+#[repr(C)]
 pub(crate) struct CongestionPoint {
     pub(crate) cpid: u32,
-    pub(crate) rng: SimRng,
-    pub(crate) state: CpState,
     pub(crate) messages: u64,
+    pub(crate) state: CpState,
+    pub(crate) rng: SimRng,
 }
 
 #[cfg(test)]

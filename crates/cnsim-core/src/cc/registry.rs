@@ -260,6 +260,18 @@ macro_rules! schemes {
                 None
             }
 
+            /// The bytes from the CP's start to the end of its scheme's state: what a frame's
+            /// hooks may read (the CP's layout test, `cc/tests.rs`).
+            #[cfg(test)]
+            pub(crate) fn hot_bytes(&self) -> usize {
+                let end = match &self.state {
+                    $( $(#[$attr])* CpState::$V(cp) => {
+                        cp as *const _ as usize + std::mem::size_of_val(cp)
+                    } )+
+                };
+                end - (self as *const CongestionPoint as usize)
+            }
+
             /// Data frames this CP marked with ECN CE (DCQCN), if it marks.
             pub(crate) fn ecn_marked(&self) -> Option<u64> {
                 match &self.state {

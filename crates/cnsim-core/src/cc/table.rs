@@ -66,7 +66,7 @@ fn named() -> impl Iterator<Item = Named> {
 }
 
 /// Every name, in the schema's order (what an unknown name's error lists).
-fn all_names() -> &'static [&'static str] {
+pub(super) fn all_names() -> &'static [&'static str] {
     static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
     NAMES.get_or_init(|| named().map(|n| n.name).collect())
 }

@@ -50,3 +50,28 @@ fn pacing_is_each_limiters_rate_tag_and_bucket() {
         assert_eq!(limiter.pacing(), want);
     }
 }
+
+/// Every frame's hooks read the CP's id, its message count and its scheme's state: they come
+/// first (`CongestionPoint`), the generator last; DCTCP's marker, on every frame of a
+/// data-center fabric, reads two lines in all.
+#[test]
+fn what_a_frame_reads_of_a_congestion_point_is_in_its_first_lines() {
+    use std::mem::offset_of;
+    assert!(offset_of!(CongestionPoint, cpid) < 16 && offset_of!(CongestionPoint, messages) < 16);
+    assert_eq!(offset_of!(CongestionPoint, state), 16);
+    let base = crate::testkit::STAR;
+    let mut hot = std::collections::BTreeMap::new();
+    for name in table::all_names() {
+        let text = format!("{base}\n[congestion]\nscheme = \"{name}\"\n");
+        let Ok(sc) = crate::resolve(&text, &[], None) else {
+            continue;
+        };
+        let rng = stream(1, StreamKind::CongestionPoint, 0);
+        if let Some(cp) = CongestionPoint::new(&sc.congestion.resolve(), 0, rng) {
+            assert!(cp.hot_bytes() <= offset_of!(CongestionPoint, rng), "{name}");
+            hot.insert(*name, cp.hot_bytes());
+        }
+    }
+    assert!(hot["dctcp"] <= 128, "{hot:?}");
+    assert!(hot.len() >= 4, "{hot:?}");
+}

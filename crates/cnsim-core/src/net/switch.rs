@@ -140,7 +140,12 @@ impl Switch {
             .as_mut()
             .expect("lossless classes exist with [pfc] only");
         let class = frame.priority as usize;
-        let xoff_out = self.ports[in_port].holds_peer(Lane::class(class));
+        // The switch's record of the lanes it holds, not the input port's lane: the same
+        // (`pfc_lanes_settled`), without two lines of a port the frame does not leave by (the
+        // port's PFC lanes behind a box: a quarter of the queue path's misses on the
+        // RoCE + DCTCP + PFC fabric, docs/performance.md "Session 22").
+        let xoff_out = pfc.holds(in_port, class);
+        debug_assert_eq!(xoff_out, self.ports[in_port].holds_peer(Lane::class(class)));
         let bytes = frame.bytes as u64;
         match pfc.admit(in_port, class, bytes, xoff_out, self.memory_bytes) {
             Admission::Overflow => Some(DropPlace::Ingress),
