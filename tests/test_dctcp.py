@@ -59,3 +59,23 @@ def test_over_tcp_with_delayed_acks_the_echo_state_machine_keeps_the_queue_at_k(
         assert abs(s["metrics"]["steady_queue_mean_bytes"] - K_BYTES) < 25_600 / 2
     delayed_q = delayed["metrics"]["steady_queue_mean_bytes"]
     assert delayed_q == pytest.approx(per_packet["metrics"]["steady_queue_mean_bytes"], rel=0.1)
+
+
+def test_k_per_link_rate_and_a_window_cap_act_on_the_queue(incast: cnsim.Result) -> None:
+    """`k_reference_rate_bps`: K = 30 KB at 50 Gb/s is 60 KB at the preset's 100 Gb/s port, so
+    the queue saws around twice as high; `max_cwnd_packets`: eight windows of 2 packets (24 KB
+    in all, under C x RTT) cannot fill the port, so no queue builds and the link runs short."""
+    scaled = cnsim.run("dctcp-incast", set={"congestion.dctcp.k_reference_rate_bps": 50e9})
+    mean = scaled.summary["metrics"]["steady_queue_mean_bytes"]
+    assert abs(mean - 2 * K_BYTES) < 25_600 / 2, mean
+    assert mean > incast.summary["metrics"]["steady_queue_mean_bytes"] + 20_000
+    capped = cnsim.run(
+        "dctcp-incast",
+        set={
+            "congestion.dctcp.max_cwnd_packets": 2,
+            "congestion.dctcp.initial_cwnd_packets": 2,
+        },
+    )
+    metrics = capped.summary["metrics"]
+    assert metrics["steady_queue_mean_bytes"] < 3_000
+    assert metrics["steady_throughput_bps"] < 0.8 * LINK_BPS

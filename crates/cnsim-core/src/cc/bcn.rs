@@ -476,7 +476,7 @@ impl CcScheme for Bcn {
         p.bcn_bytes
     }
 
-    fn new_cp(p: &BcnParams, cpid: u32, rng: &mut SimRng) -> BcnCp {
+    fn new_cp(p: &BcnParams, cpid: u32, _: f64, rng: &mut SimRng) -> BcnCp {
         BcnCp::new(p, cpid, rng)
     }
 

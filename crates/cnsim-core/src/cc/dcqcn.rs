@@ -368,7 +368,7 @@ impl CcScheme for Dcqcn {
         p.cnp_bytes
     }
 
-    fn new_cp(p: &DcqcnParams, _cpid: u32, _: &mut SimRng) -> DcqcnCp {
+    fn new_cp(p: &DcqcnParams, _cpid: u32, _: f64, _: &mut SimRng) -> DcqcnCp {
         DcqcnCp::new(p)
     }
 

@@ -6,7 +6,9 @@
 //!   parameter), against the queue it leaves behind. The RED-style variant (`marking = "red"`)
 //!   marks with probability 0 up to `kmin_bytes`, `pmax` (q - kmin) / (kmax - kmin) up to
 //!   `kmax_bytes`, 1 above, on the same instantaneous queue (the paper's section 3.1: RED with
-//!   both thresholds at K and the instantaneous queue is the step).
+//!   both thresholds at K and the instantaneous queue is the step). With
+//!   `k_reference_rate_bps`, each port's thresholds are scaled by its rate over that one: the
+//!   paper's guideline K > C x RTT / 7 (section 3.4) is in proportion to the link rate C.
 //! - Receiver (paper section 3.1, RFC 8257 section 3.2): with one ACK per data frame (roce's
 //!   `ack_every = 1`, tcp without delayed ACKs) each ACK's ECE is exactly its data frame's mark,
 //!   so the paper's two-state ECN-echo machine reduces to the transport's per-packet echo. The
@@ -18,7 +20,8 @@
 //!   alpha/2), ssthresh = cwnd, at most once per window of data (RFC 3168 section 6.1.2: no
 //!   second reduction until an ACK covers data sent after the first). Otherwise slow
 //!   start (cwnd += min(acked, MSS)) below ssthresh, congestion avoidance (cwnd += MSS acked /
-//!   cwnd) above (RFC 5681 section 3.1).
+//!   cwnd) above (RFC 5681 section 3.1), never past `max_cwnd_packets` when given (the
+//!   receiver's window, RFC 5681 section 2).
 //! - Loss (RFC 5681 section 3.1 and 3.2, RFC 8257 section 3.5: a loss is handled as standard
 //!   TCP): a NACK (roce's go-back-N) halves the window (ssthresh = max(cwnd / 2, 2 MSS), cwnd =
 //!   ssthresh), at most once per window; a timeout sets ssthresh the same way and cwnd to one
@@ -72,6 +75,12 @@ pub(crate) struct DctcpParams {
     pub(crate) kmax_bytes: f64,
     /// CP, red: the marking probability just below `kmax_bytes`.
     pub(crate) pmax: f64,
+    /// CP: the link rate the thresholds (`k_bytes`, `kmin_bytes`, `kmax_bytes`) are for; a
+    /// port of rate C marks at them x C / this. K proportional to C x RTT is the paper's
+    /// guideline (section 3.4: K > C x RTT / 7), and how HPCC's ns-3 simulator sets K per
+    /// link rate (its `KMAX_MAP`). None: every port at the thresholds as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) k_reference_rate_bps: Option<f64>,
     /// Sender: alpha's gain g (paper section 3.1: 1/16).
     pub(crate) g: f64,
     /// Sender: alpha when a flow starts (RFC 8257 section 3.3: 1, the conservative start).
@@ -80,6 +89,11 @@ pub(crate) struct DctcpParams {
     pub(crate) initial_cwnd_packets: u32,
     /// Sender: the smallest window a reduction leaves, in MSS (RFC 5681 eq. 4: 2 SMSS).
     pub(crate) min_cwnd_packets: u32,
+    /// Sender: the largest window, in MSS (the receiver's window, RFC 5681 section 2: rwnd).
+    /// None: unbounded, as the paper's long flows. HPCC's ns-3 simulator caps every flow at
+    /// one BDP (its `has_win`; 18 packets of 1000 B in Parsimon's runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) max_cwnd_packets: Option<u32>,
 }
 
 impl Default for DctcpParams {
@@ -95,6 +109,8 @@ impl Default for DctcpParams {
             alpha_init: 1.0,
             initial_cwnd_packets: 10,
             min_cwnd_packets: 2,
+            k_reference_rate_bps: None,
+            max_cwnd_packets: None,
         }
     }
 }
@@ -119,7 +135,38 @@ impl DctcpParams {
         c.in_closed("alpha_init", self.alpha_init, 0.0, 1.0)?;
         c.in_closed("initial_cwnd_packets", self.initial_cwnd_packets as f64, 1.0, 1e6)?;
         c.in_closed("min_cwnd_packets", self.min_cwnd_packets as f64, 1.0, 1e6)?;
+        if let Some(rate) = self.k_reference_rate_bps {
+            c.in_closed("k_reference_rate_bps", rate, 1e3, 1e15)?;
+        }
+        if let Some(max) = self.max_cwnd_packets {
+            let (min, initial) = (self.min_cwnd_packets, self.initial_cwnd_packets);
+            if max < min.max(initial) {
+                return Err(c.fail(
+                    "max_cwnd_packets",
+                    format!(
+                        "must be at least min_cwnd_packets and initial_cwnd_packets ({max} < \
+                         {})",
+                        min.max(initial)
+                    ),
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The parameters of a CP on a port of `port_rate_bps`: the thresholds scaled to it when
+    /// `k_reference_rate_bps` is given.
+    fn at_rate(&self, port_rate_bps: f64) -> DctcpParams {
+        let Some(reference) = self.k_reference_rate_bps else {
+            return self.clone();
+        };
+        let scale = port_rate_bps / reference;
+        DctcpParams {
+            k_bytes: self.k_bytes * scale,
+            kmin_bytes: self.kmin_bytes * scale,
+            kmax_bytes: self.kmax_bytes * scale,
+            ..self.clone()
+        }
     }
 
     /// The probability that a data frame is marked with `queue_bytes` as the CP compares it.
@@ -166,6 +213,8 @@ pub(crate) struct DctcpSender {
     g: f64,
     mss_bytes: f64,
     min_cwnd_bytes: f64,
+    /// The receiver's window (`max_cwnd_packets`); infinite without one.
+    max_cwnd_bytes: f64,
     pub(crate) cwnd_bytes: f64,
     pub(crate) ssthresh_bytes: f64,
     pub(crate) alpha: f64,
@@ -189,6 +238,7 @@ impl DctcpSender {
             g: p.g,
             mss_bytes: mss,
             min_cwnd_bytes: p.min_cwnd_packets as f64 * mss,
+            max_cwnd_bytes: p.max_cwnd_packets.map_or(f64::INFINITY, |n| n as f64 * mss),
             cwnd_bytes: p.initial_cwnd_packets as f64 * mss,
             ssthresh_bytes: f64::INFINITY, // RFC 5681 section 3.1: arbitrarily high
             alpha: p.alpha_init,
@@ -248,11 +298,12 @@ impl DctcpSender {
             return;
         }
         let acked = acked as f64;
-        if self.cwnd_bytes < self.ssthresh_bytes {
-            self.cwnd_bytes += acked.min(self.mss_bytes);
+        let grown = if self.cwnd_bytes < self.ssthresh_bytes {
+            self.cwnd_bytes + acked.min(self.mss_bytes)
         } else {
-            self.cwnd_bytes += self.mss_bytes * acked / self.cwnd_bytes;
-        }
+            self.cwnd_bytes + self.mss_bytes * acked / self.cwnd_bytes
+        };
+        self.cwnd_bytes = grown.min(self.max_cwnd_bytes);
     }
 
     pub(crate) fn on_loss(&mut self, loss: LossSignal) {
@@ -322,9 +373,9 @@ impl CcScheme for Dctcp {
         match *m {}
     }
 
-    fn new_cp(p: &DctcpParams, _: u32, _: &mut SimRng) -> DctcpCp {
+    fn new_cp(p: &DctcpParams, _: u32, port_rate_bps: f64, _: &mut SimRng) -> DctcpCp {
         DctcpCp {
-            params: p.clone(),
+            params: p.at_rate(port_rate_bps),
             marked: 0,
         }
     }

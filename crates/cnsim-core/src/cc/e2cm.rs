@@ -409,7 +409,7 @@ impl CcScheme for E2cm {
         }
     }
 
-    fn new_cp(c: &E2cmConfig, cpid: u32, rng: &mut SimRng) -> E2cmCp {
+    fn new_cp(c: &E2cmConfig, cpid: u32, _: f64, rng: &mut SimRng) -> E2cmCp {
         E2cmCp::new(c, cpid, rng)
     }
 

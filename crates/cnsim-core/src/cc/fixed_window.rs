@@ -89,7 +89,7 @@ impl CcScheme for FixedWindow {
     fn msg_bytes(m: &NoMsg, _: &FixedWindowParams) -> u32 {
         match *m {}
     }
-    fn new_cp(_: &FixedWindowParams, _: u32, _: &mut SimRng) {}
+    fn new_cp(_: &FixedWindowParams, _: u32, _: f64, _: &mut SimRng) {}
     fn rate_bps(rp: &Self::Rp) -> f64 {
         match *rp {}
     }

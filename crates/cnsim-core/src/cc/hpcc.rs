@@ -312,7 +312,7 @@ impl CcScheme for Hpcc {
     fn msg_bytes(m: &HpccMsg, _: &HpccParams) -> u32 {
         match *m {}
     }
-    fn new_cp(_: &HpccParams, _: u32, _: &mut SimRng) {}
+    fn new_cp(_: &HpccParams, _: u32, _: f64, _: &mut SimRng) {}
     fn rate_bps(rp: &Self::Rp) -> f64 {
         match *rp {}
     }

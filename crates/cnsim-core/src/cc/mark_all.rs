@@ -64,7 +64,7 @@ impl CcScheme for MarkAll {
     fn msg_bytes(_: &Mark, _: &MarkAllParams) -> u32 {
         64
     }
-    fn new_cp(_: &MarkAllParams, _: u32, _: &mut SimRng) {}
+    fn new_cp(_: &MarkAllParams, _: u32, _: f64, _: &mut SimRng) {}
     fn on_enqueue(
         _: &mut (),
         frame: CpFrame<'_, Mark>,

@@ -192,7 +192,7 @@ impl CcScheme for PathProbe {
         p.returned
     }
 
-    fn new_cp(_: &PathProbeParams, _cpid: u32, _: &mut SimRng) -> PathProbeCp {
+    fn new_cp(_: &PathProbeParams, _cpid: u32, _: f64, _: &mut SimRng) -> PathProbeCp {
         PathProbeCp
     }
 

@@ -465,7 +465,7 @@ impl CcScheme for Qcn {
         p.cnm_bytes
     }
 
-    fn new_cp(p: &QcnParams, _cpid: u32, rng: &mut SimRng) -> QcnCp {
+    fn new_cp(p: &QcnParams, _cpid: u32, _: f64, rng: &mut SimRng) -> QcnCp {
         QcnCp::new(p, rng)
     }
 

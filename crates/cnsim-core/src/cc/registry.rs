@@ -211,10 +211,10 @@ macro_rules! schemes {
         }
 
         impl CongestionPoint {
-            pub(crate) fn new(scheme: &Scheme, cpid: u32, mut rng: SimRng) -> Option<CongestionPoint> {
+            pub(crate) fn new(scheme: &Scheme, cpid: u32, port_rate_bps: f64, mut rng: SimRng) -> Option<CongestionPoint> {
                 let state = match scheme {
                     Scheme::None => return None,
-                    $( $(#[$attr])* Scheme::$V(c) => CpState::$V(<$module::$T as CcScheme>::new_cp(c, cpid, &mut rng)), )+
+                    $( $(#[$attr])* Scheme::$V(c) => CpState::$V(<$module::$T as CcScheme>::new_cp(c, cpid, port_rate_bps, &mut rng)), )+
                 };
                 Some(CongestionPoint {
                     cpid,

@@ -249,7 +249,9 @@ pub(crate) trait CcScheme {
 
     // --- Congestion point ---
 
-    fn new_cp(config: &Self::Config, cpid: u32, rng: &mut SimRng) -> Self::Cp;
+    /// The CP of one output queue: `cpid` its id, `port_rate_bps` the port's line rate (for
+    /// thresholds that scale with it).
+    fn new_cp(config: &Self::Config, cpid: u32, port_rate_bps: f64, rng: &mut SimRng) -> Self::Cp;
     /// A frame entered the queue (`queue_bytes` includes it): a message for its source, if any.
     fn on_enqueue(
         _cp: &mut Self::Cp,

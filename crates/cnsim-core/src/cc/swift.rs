@@ -328,7 +328,7 @@ impl CcScheme for Swift {
     fn msg_bytes(m: &SwiftMsg, _: &SwiftParams) -> u32 {
         match *m {}
     }
-    fn new_cp(_: &SwiftParams, _: u32, _: &mut SimRng) {}
+    fn new_cp(_: &SwiftParams, _: u32, _: f64, _: &mut SimRng) {}
     fn rate_bps(rp: &Self::Rp) -> f64 {
         match *rp {}
     }

@@ -67,7 +67,7 @@ fn what_a_frame_reads_of_a_congestion_point_is_in_its_first_lines() {
             continue;
         };
         let rng = stream(1, StreamKind::CongestionPoint, 0);
-        if let Some(cp) = CongestionPoint::new(&sc.congestion.resolve(), 0, rng) {
+        if let Some(cp) = CongestionPoint::new(&sc.congestion.resolve(), 0, 10e9, rng) {
             assert!(cp.hot_bytes() <= offset_of!(CongestionPoint, rng), "{name}");
             hot.insert(*name, cp.hot_bytes());
         }

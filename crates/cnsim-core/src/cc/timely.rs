@@ -275,7 +275,7 @@ impl CcScheme for Timely {
     fn msg_bytes(m: &TimelyMsg, _: &TimelyParams) -> u32 {
         match *m {}
     }
-    fn new_cp(_: &TimelyParams, _: u32, _: &mut SimRng) {}
+    fn new_cp(_: &TimelyParams, _: u32, _: f64, _: &mut SimRng) {}
     fn rate_bps(rp: &Self::Rp) -> f64 {
         match *rp {}
     }

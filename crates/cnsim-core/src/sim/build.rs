@@ -130,10 +130,11 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         }
         if s.cp {
             sw.cps.resize_with(sw.ports.len(), || None);
-            for cp in sw.cps.iter_mut() {
+            for (cp, port) in sw.cps.iter_mut().zip(&sw.ports) {
                 *cp = CongestionPoint::new(
                     &scheme,
                     cpid,
+                    port.line_rate_bps,
                     stream(sc.seed, StreamKind::CongestionPoint, cpid as u64),
                 );
                 cpid += 1;

@@ -112,7 +112,18 @@ fn slow_start_then_congestion_avoidance_and_losses_as_rfc_5681() {
 }
 
 fn cp_marks(p: &DctcpParams, at: MarkOn, queue_bytes: u64, frame_bytes: u32) -> bool {
-    let mut cp = Dctcp::new_cp(p, 0, &mut SimRng::seed_from_u64(1));
+    cp_at_rate_marks(p, 10e9, at, queue_bytes, frame_bytes)
+}
+
+/// As `cp_marks`, for a CP on a port of `port_rate_bps`.
+fn cp_at_rate_marks(
+    p: &DctcpParams,
+    port_rate_bps: f64,
+    at: MarkOn,
+    queue_bytes: u64,
+    frame_bytes: u32,
+) -> bool {
+    let mut cp = Dctcp::new_cp(p, 0, port_rate_bps, &mut SimRng::seed_from_u64(1));
     let mut rng = SimRng::seed_from_u64(2);
     let mut ce = false;
     let frame = CpFrame {
@@ -153,6 +164,70 @@ fn a_data_frame_is_marked_when_the_queue_it_finds_exceeds_k() {
     // At dequeue, the queue left behind.
     assert!(!cp_marks(&deq, MarkOn::Dequeue, 30_000, 1500));
     assert!(cp_marks(&deq, MarkOn::Dequeue, 30_001, 1500));
+}
+
+#[test]
+fn with_a_reference_rate_k_scales_with_the_ports_rate() {
+    // K = 30 KB at 10 Gb/s (Parsimon's runs of HPCC's simulator): 120 KB at 40 Gb/s, 7.5 KB
+    // at 2.5 Gb/s; at enqueue the queue the frame finds is the hook's less its 1500 B.
+    let p = DctcpParams {
+        k_bytes: 30_000.0,
+        k_reference_rate_bps: Some(10e9),
+        ..DctcpParams::default()
+    };
+    let marks = |rate, q| cp_at_rate_marks(&p, rate, MarkOn::Enqueue, q, 1500);
+    assert!(!marks(10e9, 31_500) && marks(10e9, 31_501));
+    assert!(!marks(40e9, 121_500) && marks(40e9, 121_501));
+    assert!(!marks(2.5e9, 9_000) && marks(2.5e9, 9_001));
+    // Without one, every port marks at K as given.
+    let fixed = DctcpParams {
+        k_reference_rate_bps: None,
+        ..p.clone()
+    };
+    assert!(cp_at_rate_marks(&fixed, 40e9, MarkOn::Enqueue, 31_501, 1500));
+    // RED's thresholds scale alike: 10-50 KB at 10 Gb/s is 40-200 KB at 40 Gb/s.
+    let red = DctcpParams {
+        marking: DctcpMarking::Red,
+        kmin_bytes: 10_000.0,
+        kmax_bytes: 50_000.0,
+        ..p.clone()
+    };
+    let at_40 = red.at_rate(40e9);
+    assert_eq!((at_40.kmin_bytes, at_40.kmax_bytes), (40_000.0, 200_000.0));
+    close(at_40.mark_probability(120_000.0), 0.5);
+}
+
+#[test]
+fn a_window_cap_holds_the_window_in_slow_start_and_after() {
+    // 18 packets of 1000 B (HPCC's simulator's window in Parsimon's runs): slow start from 10
+    // stops at 18,000 B, and congestion avoidance does not pass it either.
+    let p = DctcpParams {
+        max_cwnd_packets: Some(18),
+        ..DctcpParams::default()
+    };
+    let mut s = DctcpSender::new(&p, 1000);
+    close(s.cwnd_bytes, 10_000.0);
+    for k in 0..7 {
+        s.on_ack(&ack(1000, 9_000, false));
+        close(s.cwnd_bytes, 11_000.0 + 1_000.0 * k as f64);
+    }
+    for _ in 0..50 {
+        s.on_ack(&ack(1000, 17_000, false));
+    }
+    close(s.cwnd_bytes, 18_000.0);
+    // A cut from the cap, then growth back to it and no further.
+    s.on_loss(LossSignal::Nack);
+    close(s.cwnd_bytes, 9_000.0);
+    for _ in 0..2_000 {
+        s.on_ack(&ack(1000, 8_000, false));
+    }
+    close(s.cwnd_bytes, 18_000.0);
+    // Without a cap the same ACKs take it past 18 packets.
+    let mut free = DctcpSender::new(&DctcpParams::default(), 1000);
+    for _ in 0..50 {
+        free.on_ack(&ack(1000, 9_000, false));
+    }
+    assert!(free.cwnd_bytes > 18_000.0, "{}", free.cwnd_bytes);
 }
 
 #[test]
@@ -203,6 +278,20 @@ fn bad_fields_are_errors_naming_the_field() {
                 ..DctcpParams::default()
             },
             "initial_cwnd_packets",
+        ),
+        (
+            DctcpParams {
+                max_cwnd_packets: Some(9),
+                ..DctcpParams::default()
+            },
+            "max_cwnd_packets",
+        ),
+        (
+            DctcpParams {
+                k_reference_rate_bps: Some(0.0),
+                ..DctcpParams::default()
+            },
+            "k_reference_rate_bps",
         ),
     ] {
         let e = p.validate("congestion.dctcp").unwrap_err().to_string();
