@@ -45,6 +45,19 @@ def test_incast_converges_to_fair_rates_without_loss(incast: cnsim.Result) -> No
     }
 
 
+def test_kmin_and_kmax_per_link_rate_move_the_queue_with_them(incast: cnsim.Result) -> None:
+    """`k_reference_rate_bps`: Kmin and Kmax for 10 Gb/s are four times as deep at the preset's
+    40 Gb/s port; the fixed point's marking probability comes at four times the queue (the
+    same p at Kmin' + 4 (q - Kmin)), the link still full."""
+    scaled = cnsim.run("dcqcn-incast", set={"congestion.dcqcn.k_reference_rate_bps": 10e9})
+    m, base = scaled.summary["metrics"], incast.summary["metrics"]
+    assert m["steady_queue_mean_bytes"] == pytest.approx(
+        4 * base["steady_queue_mean_bytes"], rel=0.15
+    )
+    assert m["steady_throughput_bps"] > 0.95 * LINE_RATE_BPS
+    assert scaled.summary["frames"]["dropped"]["total"] == 0
+
+
 def test_parameter_set_is_laid_under_the_given_keys() -> None:
     text = cnsim.load_scenario("dcqcn-incast").replace(
         'parameter_set = "sigcomm2015"', 'parameter_set = "hpcc_ns3"\nkmin_bytes = 50_000'

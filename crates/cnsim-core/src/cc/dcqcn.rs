@@ -368,8 +368,8 @@ impl CcScheme for Dcqcn {
         p.cnp_bytes
     }
 
-    fn new_cp(p: &DcqcnParams, _cpid: u32, _: f64, _: &mut SimRng) -> DcqcnCp {
-        DcqcnCp::new(p)
+    fn new_cp(p: &DcqcnParams, _cpid: u32, port_rate_bps: f64, _: &mut SimRng) -> DcqcnCp {
+        DcqcnCp::new(&p.at_rate(port_rate_bps))
     }
 
     fn on_enqueue(

@@ -142,8 +142,8 @@ impl Switch {
         let class = frame.priority as usize;
         // The switch's record of the lanes it holds, not the input port's lane: the same
         // (`pfc_lanes_settled`), without two lines of a port the frame does not leave by (the
-        // port's PFC lanes behind a box: a quarter of the queue path's misses on the
-        // RoCE + DCTCP + PFC fabric, docs/performance.md "Session 22").
+        // port's field, then its box of lanes: 17% of this path's samples on the RoCE + DCTCP
+        // + PFC fabric, docs/performance.md "Session 22").
         let xoff_out = pfc.holds(in_port, class);
         debug_assert_eq!(xoff_out, self.ports[in_port].holds_peer(Lane::class(class)));
         let bytes = frame.bytes as u64;

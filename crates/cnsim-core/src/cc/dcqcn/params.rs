@@ -74,6 +74,11 @@ pub(crate) struct DcqcnParams {
     pub(crate) kmax_bytes: f64,
     /// CP: marking probability at Kmax (Pmax).
     pub(crate) pmax: f64,
+    /// CP: the link rate Kmin and Kmax are for; a port of rate C marks at them x C / this, as
+    /// HPCC's ns-3 simulator's per-rate `KMIN_MAP` and `KMAX_MAP` (its 100 KB and 400 KB, the
+    /// `hpcc_ns3` set's, are for 25 Gb/s). None: every port at the thresholds as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) k_reference_rate_bps: Option<f64>,
     /// CP: mark at enqueue or at dequeue.
     pub(crate) mark_on: MarkOn,
     /// NP: at most one CNP per flow per this interval (N).
@@ -121,6 +126,7 @@ impl DcqcnParams {
             kmin_bytes: 5_000.0,
             kmax_bytes: 200_000.0,
             pmax: 0.01,
+            k_reference_rate_bps: None,
             mark_on: MarkOn::Enqueue,
             cnp_interval_s: 50e-6,
             cnp_bytes: 64,
@@ -175,6 +181,9 @@ impl DcqcnParams {
             ));
         }
         c.in_closed("pmax", self.pmax, 0.0, 1.0)?;
+        if let Some(rate) = self.k_reference_rate_bps {
+            c.in_closed("k_reference_rate_bps", rate, 1e3, 1e15)?;
+        }
         c.time_positive("cnp_interval_s", self.cnp_interval_s)?;
         c.in_closed("cnp_bytes", self.cnp_bytes as f64, 64.0, 9216.0)?;
         c.in_open_closed("g", self.g, 0.0, 1.0)?;
@@ -195,6 +204,20 @@ impl DcqcnParams {
         c.non_negative("rp_bucket_bytes", self.rp_bucket_bytes)
     }
 
+    /// The parameters of a CP on a port of `port_rate_bps`: Kmin and Kmax scaled to it when
+    /// `k_reference_rate_bps` is given.
+    pub(crate) fn at_rate(&self, port_rate_bps: f64) -> DcqcnParams {
+        let Some(reference) = self.k_reference_rate_bps else {
+            return self.clone();
+        };
+        let scale = port_rate_bps / reference;
+        DcqcnParams {
+            kmin_bytes: self.kmin_bytes * scale,
+            kmax_bytes: self.kmax_bytes * scale,
+            ..self.clone()
+        }
+    }
+
     /// The RED-like marking probability at queue length `queue_bytes`.
     pub(crate) fn mark_probability(&self, queue_bytes: f64) -> f64 {
         if queue_bytes < self.kmin_bytes {
@@ -210,6 +233,29 @@ impl DcqcnParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_a_reference_rate_kmin_and_kmax_scale_with_the_ports_rate() {
+        // HPCC's simulator: 100 KB and 400 KB at 25 Gb/s are 400 KB and 1,600 KB at 100 Gb/s.
+        let p = DcqcnParams {
+            k_reference_rate_bps: Some(25e9),
+            ..DcqcnParams::of_set(ParameterSet::HpccNs3)
+        };
+        let at_100 = p.at_rate(100e9);
+        assert_eq!((at_100.kmin_bytes, at_100.kmax_bytes), (400_000.0, 1_600_000.0));
+        assert_eq!(at_100.mark_probability(399_999.0), 0.0);
+        assert!((at_100.mark_probability(1_000_000.0) - 0.1).abs() < 1e-12);
+        assert_eq!(p.at_rate(25e9), p);
+        // Without one, the thresholds as given at any rate.
+        let fixed = DcqcnParams::of_set(ParameterSet::HpccNs3);
+        assert_eq!(fixed.at_rate(100e9), fixed);
+        let bad = DcqcnParams {
+            k_reference_rate_bps: Some(0.0),
+            ..DcqcnParams::default()
+        };
+        let e = bad.validate("congestion.dcqcn").unwrap_err().to_string();
+        assert!(e.contains("congestion.dcqcn.k_reference_rate_bps"), "{e}");
+    }
 
     #[test]
     fn validate_names_the_field() {
