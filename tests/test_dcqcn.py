@@ -56,6 +56,7 @@ def test_kmin_and_kmax_per_link_rate_move_the_queue_with_them(incast: cnsim.Resu
     )
     assert m["steady_throughput_bps"] > 0.95 * LINE_RATE_BPS
     assert scaled.summary["frames"]["dropped"]["total"] == 0
+    assert scaled.summary["variant"]["k_reference_rate_bps"] == 10e9
 
 
 def test_parameter_set_is_laid_under_the_given_keys() -> None:

@@ -308,6 +308,9 @@ pub(crate) struct DcqcnVariant {
     pub(crate) mark_on: MarkOn,
     pub(crate) counters: RateCounters,
     pub(crate) hai_step: HaiStep,
+    /// Kmin and Kmax scaled per port from this rate (absent: the same on every port).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) k_reference_rate_bps: Option<f64>,
 }
 
 /// DCQCN as registered: `scheme = "dcqcn"`, `[congestion.dcqcn]` (over a named parameter set).
@@ -357,6 +360,7 @@ impl CcScheme for Dcqcn {
             mark_on: p.mark_on,
             counters: p.counters,
             hai_step: p.hai_step,
+            k_reference_rate_bps: p.k_reference_rate_bps,
         }
     }
 

@@ -328,6 +328,12 @@ impl DctcpSender {
 pub(crate) struct DctcpVariant {
     pub(crate) marking: DctcpMarking,
     pub(crate) mark_on: MarkOn,
+    /// K scaled per port from this rate (absent: the same K on every port).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) k_reference_rate_bps: Option<f64>,
+    /// The window cap, in MSS (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) max_cwnd_packets: Option<u32>,
 }
 
 /// DCTCP as registered: `scheme = "dctcp"`, `[congestion.dctcp]`.
@@ -364,6 +370,8 @@ impl CcScheme for Dctcp {
         DctcpVariant {
             marking: p.marking,
             mark_on: p.mark_on,
+            k_reference_rate_bps: p.k_reference_rate_bps,
+            max_cwnd_packets: p.max_cwnd_packets,
         }
     }
     fn kind(m: &DctcpMsg) -> MessageKind {
