@@ -157,10 +157,7 @@ impl DctcpParams {
     /// The parameters of a CP on a port of `port_rate_bps`: the thresholds scaled to it when
     /// `k_reference_rate_bps` is given.
     fn at_rate(&self, port_rate_bps: f64) -> DctcpParams {
-        let Some(reference) = self.k_reference_rate_bps else {
-            return self.clone();
-        };
-        let scale = port_rate_bps / reference;
+        let scale = super::rate_scale(self.k_reference_rate_bps, port_rate_bps);
         DctcpParams {
             k_bytes: self.k_bytes * scale,
             kmin_bytes: self.kmin_bytes * scale,

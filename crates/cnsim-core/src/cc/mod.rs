@@ -78,6 +78,14 @@ pub(crate) fn control_kinds_by_scheme() -> impl Iterator<Item = &'static [Named]
     ENTRIES.iter().map(|e| e.control_kinds)
 }
 
+/// The factor by which a CP's queue thresholds, given for a link of `reference_rate_bps`, are
+/// scaled on a port of `port_rate_bps` (1 without a reference): thresholds in proportion to
+/// C x RTT, the DCTCP paper's guideline (section 3.4), as HPCC's ns-3 simulator's per-rate
+/// ECN maps (DCTCP's and DCQCN's `k_reference_rate_bps`).
+pub(crate) fn rate_scale(reference_rate_bps: Option<f64>, port_rate_bps: f64) -> f64 {
+    reference_rate_bps.map_or(1.0, |reference| port_rate_bps / reference)
+}
+
 /// A congestion point on one output queue.
 ///
 /// `repr(C)`: the fields in the order written, so that what every frame's hooks read (the id,

@@ -207,10 +207,7 @@ impl DcqcnParams {
     /// The parameters of a CP on a port of `port_rate_bps`: Kmin and Kmax scaled to it when
     /// `k_reference_rate_bps` is given.
     pub(crate) fn at_rate(&self, port_rate_bps: f64) -> DcqcnParams {
-        let Some(reference) = self.k_reference_rate_bps else {
-            return self.clone();
-        };
-        let scale = port_rate_bps / reference;
+        let scale = crate::cc::rate_scale(self.k_reference_rate_bps, port_rate_bps);
         DcqcnParams {
             kmin_bytes: self.kmin_bytes * scale,
             kmax_bytes: self.kmax_bytes * scale,
