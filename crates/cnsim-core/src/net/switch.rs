@@ -140,14 +140,16 @@ impl Switch {
             .as_mut()
             .expect("lossless classes exist with [pfc] only");
         let class = frame.priority as usize;
-        // The switch's record of the lanes it holds, not the input port's lane: the same
-        // (`pfc_lanes_settled`), without two lines of a port the frame does not leave by (the
-        // port's field, then its box of lanes: 17% of this path's samples on the RoCE + DCTCP
-        // + PFC fabric, docs/performance.md "Session 22").
-        let xoff_out = pfc.holds(in_port, class);
-        debug_assert_eq!(xoff_out, self.ports[in_port].holds_peer(Lane::class(class)));
+        // Admission asks the switch's record of the lanes it holds, not the input port's lane:
+        // the same (`pfc_lanes_settled`), without two lines of a port the frame does not leave
+        // by (the port's field, then its box of lanes: 17% of this path's samples on the
+        // RoCE + DCTCP + PFC fabric, docs/performance.md "Session 22").
+        debug_assert_eq!(
+            pfc.holds(in_port, class),
+            self.ports[in_port].holds_peer(Lane::class(class))
+        );
         let bytes = frame.bytes as u64;
-        match pfc.admit(in_port, class, bytes, xoff_out, self.memory_bytes) {
+        match pfc.admit(in_port, class, bytes, self.memory_bytes) {
             Admission::Overflow => Some(DropPlace::Ingress),
             Admission::Counted | Admission::Headroom => None,
         }
@@ -223,7 +225,7 @@ impl Switch {
         }
         if let Some(pfc) = self.pfc.as_mut().filter(|_| !lossless) {
             let class = frame.priority as usize;
-            pfc.admit(in_port as usize, class, bytes, false, self.memory_bytes);
+            pfc.admit(in_port as usize, class, bytes, self.memory_bytes);
         }
         if (self.pause.as_mut()).is_some_and(|t| t.note_input(in_port as usize)) {
             self.reconcile(me, in_port as usize, ctx);

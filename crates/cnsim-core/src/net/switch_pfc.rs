@@ -135,19 +135,20 @@ impl SwitchPfc {
         }
     }
 
-    /// A frame of `class` from `port` enters the buffer (`xoff_out`: XOFF is outstanding for
-    /// it). Lossy classes are only counted.
+    /// A frame of `class` from `port` enters the buffer: to the headroom while this switch
+    /// holds that lane's sender (XOFF outstanding, as `note_lane` recorded) or past XOFF.
+    /// Lossy classes are only counted.
     pub(crate) fn admit(
         &mut self,
         port: usize,
         class: usize,
         bytes: u64,
-        xoff_out: bool,
         memory_bytes: u64,
     ) -> Admission {
         self.stats[class].arrived_frames += 1;
         let xoff = self.xoff_now(memory_bytes);
         let lossless = self.is_lossless(class);
+        let xoff_out = self.holds(port, class);
         let lane = &mut self.lanes[port].0[class];
         let counted = lane.counted;
         if lossless && (xoff_out || counted + bytes > xoff) {
@@ -299,16 +300,18 @@ mod tests {
     #[test]
     fn frames_past_xoff_go_to_headroom_then_overflow() {
         let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Static), 2, None);
-        assert_eq!(pfc.admit(0, 3, 1500, false, 0), Admission::Counted);
-        assert_eq!(pfc.admit(0, 3, 1500, false, 1500), Admission::Counted);
+        assert_eq!(pfc.admit(0, 3, 1500, 0), Admission::Counted);
+        assert_eq!(pfc.admit(0, 3, 1500, 1500), Admission::Counted);
         assert!(
             !pfc.wants_pause(0, 3, false, 3000),
             "3000 B is not above XOFF"
         );
-        assert_eq!(pfc.admit(0, 3, 1500, false, 3000), Admission::Headroom);
+        assert_eq!(pfc.admit(0, 3, 1500, 3000), Admission::Headroom);
         assert!(pfc.wants_pause(0, 3, false, 4500));
-        assert_eq!(pfc.admit(0, 3, 1500, true, 4500), Admission::Headroom);
-        assert_eq!(pfc.admit(0, 3, 1500, true, 6000), Admission::Overflow);
+        // The switch sends XOFF and records it; the lane's frames go to the headroom.
+        pfc.note_lane(0, 3, true);
+        assert_eq!(pfc.admit(0, 3, 1500, 4500), Admission::Headroom);
+        assert_eq!(pfc.admit(0, 3, 1500, 6000), Admission::Overflow);
         assert_eq!(pfc.stats[3].max_headroom_bytes, 3000);
         assert_eq!(pfc.stats[3].headroom_overflow_drops, 1);
         // Departures empty the headroom first; XON below 1500 B with no headroom in use.
@@ -318,10 +321,15 @@ mod tests {
         assert!(pfc.wants_pause(0, 3, true, 3000), "3000 B >= XON");
         pfc.release(0, 3, 1500);
         assert!(pfc.wants_pause(0, 3, true, 1500), "1500 B is not below XON");
+        // Below XOFF by its count, but the sender is held until XON: the next frame still
+        // goes to the headroom, and leaves it first.
+        assert_eq!(pfc.admit(0, 3, 1500, 1500), Admission::Headroom);
+        pfc.release(0, 3, 1500);
+        assert_eq!(pfc.lanes[0].0[3].headroom, 0);
         pfc.release(0, 3, 1500);
         assert!(!pfc.wants_pause(0, 3, true, 0));
         // Lossy classes never go to headroom.
-        assert_eq!(pfc.admit(1, 0, 9000, false, 0), Admission::Counted);
+        assert_eq!(pfc.admit(1, 0, 9000, 0), Admission::Counted);
     }
 
     #[test]
@@ -344,7 +352,7 @@ mod tests {
         let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Dynamic), 2, Some(100_000));
         // alpha 0.5 x (100,000 - 40,000) = 30,000 B.
         assert_eq!(pfc.xoff_now(40_000), 30_000);
-        assert_eq!(pfc.admit(0, 3, 1500, false, 0), Admission::Counted);
+        assert_eq!(pfc.admit(0, 3, 1500, 0), Admission::Counted);
         // The other traffic fills the buffer: XOFF = 0.5 x (100,000 - 98,000) = 1,000 < 1,500.
         assert!(pfc.wants_pause(0, 3, false, 98_000));
         // XON when 1,500 + 1,000 <= XOFF, i.e. free >= 5,000: at 95,000 B buffered.
@@ -356,8 +364,8 @@ mod tests {
     fn the_bound_says_when_a_lane_not_paused_may_pass_a_dynamic_xoff() {
         // alpha 0.5 of a 100,000 B buffer: XOFF = 0.5 x (100,000 - buffered).
         let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Dynamic), 2, Some(100_000));
-        assert_eq!(pfc.admit(0, 3, 20_000, false, 0), Admission::Counted);
-        assert_eq!(pfc.admit(1, 3, 5_000, false, 20_000), Admission::Counted);
+        assert_eq!(pfc.admit(0, 3, 20_000, 0), Admission::Counted);
+        assert_eq!(pfc.admit(1, 3, 5_000, 20_000), Admission::Counted);
         // The largest count is 20,000 B: XOFF 20,000 at 60,000 B buffered is not passed (a
         // lane pauses above XOFF), 19,999 at 60,002 B may be.
         assert!(!pfc.may_pass(pfc.xoff_now(60_000)));
