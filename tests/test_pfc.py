@@ -127,6 +127,24 @@ def test_dcqcn_on_top_makes_the_unfairness_go_because_ecn_acts_before_pfc() -> N
     assert sum(h4) / len(h4) == pytest.approx(10e9, rel=0.1)
 
 
+def test_auto_headroom_changes_no_frame_where_the_fixed_one_held() -> None:
+    # `headroom_bytes = "auto"` only moves the point of overflow: where 30 KB never overflowed,
+    # every frame's fate is the same, and each port's own bound is what the summary reports.
+    fixed = cnsim.run("pfc-unfairness", set={"duration_s": 0.02}).summary
+    auto = cnsim.run("pfc-unfairness", set={"duration_s": 0.02, "pfc.headroom_bytes": "auto"})
+    s = auto.summary
+    assert s["pfc"]["headroom_auto"] is True
+    assert "headroom_auto" not in fixed["pfc"]
+    assert s["frames"] == fixed["frames"]
+    assert s["per_source"] == fixed["per_source"]
+    c3, f3 = s["pfc"]["classes"]["3"], fixed["pfc"]["classes"]["3"]
+    for key in ("xoff_sent", "xon_sent", "paused_s_by_port", "max_headroom_bytes"):
+        assert c3[key] == f3[key], key
+    # 40 Gb/s, 1 us links, 1000 B frames: 40e9 x (2 us + 1,064 B / 40 Gb/s) / 8 + 2,000 B.
+    assert c3["headroom_bytes"] == 10_000 + 1_064 + 2_000
+    assert 0 < c3["max_headroom_bytes"] <= c3["headroom_bytes"] < f3["headroom_bytes"]
+
+
 def test_victim_ecmp_sweep_shows_the_victim_slowed_as_t3_senders_join(tmp_path: Path) -> None:
     """Points 0 and 2 of the sweep (no sender and two senders under T3), 40 ECMP placements
     each: with none the victim never drops to 10 Gb/s; with two it usually does."""

@@ -136,6 +136,56 @@ fn a_headroom_smaller_than_the_round_trip_overflows_and_says_so() {
         .contains("overran the headroom"));
 }
 
+/// Three saturating 400 Gb/s senders of lossless class 3 into one port, 1 us links, 1 KB
+/// frames, 0.2 ms; `headroom` is `[pfc] headroom_bytes`.
+fn incast_400g(headroom: &str) -> String {
+    ScenarioToml::new("pfc-incast-400g", 2e-4)
+        .hosts(&["a", "b", "c", "recv"])
+        .switch_with("sw", "output_buffer_bytes = 2000000")
+        .link("a", "sw", 400e9, 1e-6)
+        .link("b", "sw", 400e9, 1e-6)
+        .link("c", "sw", 400e9, 1e-6)
+        .link("sw", "recv", 400e9, 1e-6)
+        .traffic(
+            "saturate",
+            &["a", "b", "c"],
+            "recv",
+            "priority = 3\nframe_bytes = 1000",
+        )
+        .probe_interval(1e-5)
+        .raw(&format!(
+            "[pfc]\nxoff_bytes = 40000\nxon_bytes = 20000\nheadroom_bytes = {headroom}"
+        ))
+        .build()
+}
+
+#[test]
+fn auto_headroom_keeps_a_400g_lossless_class_lossless_where_30_kb_overflows() {
+    // At 400 Gb/s a 1 us link holds 50 KB each way: the default 30 KB overflows.
+    let fixed = run(&incast_400g("30000"));
+    let c3 = class(&fixed.summary, "3");
+    assert!(u(c3, "headroom_overflow_drops") > 0);
+    assert!(at(c3, "why").as_str().unwrap().contains("\"auto\""));
+    assert!(at(&fixed.summary, "pfc").get("headroom_auto").is_none());
+    // "auto": each switch port's own bound, 1,064 B at 400 Gb/s (21.28 ns) + 2 us of links at
+    // 50 GB/s = 101,064 B, + 2 frames = 103,064 B (scenario/pfc.rs works the numbers).
+    let auto = run(&incast_400g("\"auto\""));
+    let s = &auto.summary;
+    assert!(auto.conserved);
+    assert_eq!(u(s, "frames/dropped/total"), 0);
+    let c3 = class(s, "3");
+    assert!(u(c3, "xoff_sent") > 0);
+    assert_eq!(u(c3, "headroom_overflow_drops"), 0);
+    assert_eq!(u(c3, "headroom_bytes"), 103_064);
+    let used = u(c3, "max_headroom_bytes");
+    assert!(used > 30_000 && used <= 103_064, "{used}");
+    assert!(at(c3, "why")
+        .as_str()
+        .unwrap()
+        .ends_with("of 103 KB; no frame lost"));
+    assert_eq!(at(s, "pfc/headroom_auto"), &Value::Bool(true));
+}
+
 #[test]
 fn dynamic_thresholds_keep_the_shared_buffer_and_drop_nothing() {
     let text = incast(

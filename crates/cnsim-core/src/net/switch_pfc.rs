@@ -23,6 +23,7 @@
 //! `output_buffer_bytes`, `input_buffer_bytes`): PFC bounds them. Lossy classes obey those limits
 //! and are counted here only for the summary.
 
+use crate::scenario::pfc::Headroom;
 use crate::scenario::{PfcSpec, PfcThreshold, N_CLASSES};
 
 /// What the summary reports per class, over all ingress ports of a switch.
@@ -36,7 +37,9 @@ pub(crate) struct PfcClassStats {
     pub(crate) xoff_at_peak_bytes: u64,
     /// Highest count relative to its XOFF (1.0 = at XOFF).
     pub(crate) peak_fraction_of_xoff: f64,
+    /// The most headroom one (ingress port, class) used, and that port's headroom.
     pub(crate) max_headroom_bytes: u64,
+    pub(crate) headroom_at_max_bytes: u64,
     pub(crate) headroom_overflow_drops: u64,
     /// Lossy classes: frames dropped at the switch's buffer limits.
     pub(crate) lossy_drops: u64,
@@ -49,7 +52,9 @@ pub(crate) struct SwitchPfc {
     xon_bytes: u64,
     alpha: f64,
     xon_offset_bytes: u64,
-    pub(crate) headroom_bytes: u64,
+    /// Per ingress port: its headroom per lossless class (`headroom_bytes`; one value for
+    /// every port unless it is "auto").
+    pub(crate) headroom_bytes: Vec<u64>,
     pub(crate) quanta: u16,
     shared_buffer_bytes: u64,
     /// Per ingress port and class: bytes counted against XOFF, and bytes in headroom.
@@ -90,6 +95,14 @@ pub(crate) enum Admission {
     Overflow,
 }
 
+/// A fixed `headroom_bytes`, or 0 for "auto" until the build gives each port its own.
+fn fixed_headroom(spec: &PfcSpec) -> u64 {
+    match spec.headroom_bytes {
+        Headroom::Bytes(bytes) => bytes.round() as u64,
+        Headroom::Auto(_) => 0,
+    }
+}
+
 impl SwitchPfc {
     pub(crate) fn new(
         spec: &PfcSpec,
@@ -103,7 +116,7 @@ impl SwitchPfc {
             xon_bytes: spec.xon_bytes.round() as u64,
             alpha: spec.alpha,
             xon_offset_bytes: spec.xon_offset_bytes.round() as u64,
-            headroom_bytes: spec.headroom_bytes.round() as u64,
+            headroom_bytes: vec![fixed_headroom(spec); n_ports],
             quanta: spec.quanta,
             shared_buffer_bytes: shared_buffer_bytes.unwrap_or(u64::MAX),
             lanes: vec![PortLanes::default(); n_ports],
@@ -113,6 +126,11 @@ impl SwitchPfc {
             unpaused_bound_bytes: 0,
             stats: [PfcClassStats::default(); N_CLASSES],
         }
+    }
+
+    /// Gives ingress port `port` a headroom of its own (`headroom_bytes = "auto"`).
+    pub(crate) fn set_headroom(&mut self, port: usize, bytes: u64) {
+        self.headroom_bytes[port] = bytes;
     }
 
     pub(crate) fn is_lossless(&self, class: usize) -> bool {
@@ -153,14 +171,18 @@ impl SwitchPfc {
         let counted = lane.counted;
         if lossless && (xoff_out || counted + bytes > xoff) {
             let used = lane.headroom;
-            if used + bytes > self.headroom_bytes {
+            let headroom = self.headroom_bytes[port];
+            if used + bytes > headroom {
                 self.stats[class].headroom_overflow_drops += 1;
                 return Admission::Overflow;
             }
             lane.headroom = used + bytes;
             self.headroom_total += bytes;
             let s = &mut self.stats[class];
-            s.max_headroom_bytes = s.max_headroom_bytes.max(used + bytes);
+            if used + bytes > s.max_headroom_bytes {
+                s.max_headroom_bytes = used + bytes;
+                s.headroom_at_max_bytes = headroom;
+            }
             return Admission::Headroom;
         }
         lane.counted = counted + bytes;
@@ -292,9 +314,37 @@ mod tests {
             xon_bytes: 1500.0,
             alpha: 0.5,
             xon_offset_bytes: 1000.0,
-            headroom_bytes: 3000.0,
+            headroom_bytes: Headroom::Bytes(3000.0),
             ..PfcSpec::default()
         }
+    }
+
+    #[test]
+    fn a_port_with_its_own_headroom_overflows_at_its_own_size() {
+        // "auto" gives each ingress port its own headroom: port 1 gets 4500 B, port 0 keeps 3000.
+        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Static), 2, None);
+        pfc.set_headroom(1, 4500);
+        for port in [0, 1] {
+            let at = 4500 * port as u64;
+            assert_eq!(pfc.admit(port, 3, 1500, at), Admission::Counted);
+            assert_eq!(pfc.admit(port, 3, 1500, at + 1500), Admission::Counted);
+            pfc.note_lane(port, 3, true);
+            assert_eq!(pfc.admit(port, 3, 1500, at + 3000), Admission::Headroom);
+            assert_eq!(pfc.admit(port, 3, 1500, at + 4500), Admission::Headroom);
+        }
+        assert_eq!(
+            pfc.admit(0, 3, 1500, 12000),
+            Admission::Overflow,
+            "3000 B full"
+        );
+        assert_eq!(pfc.admit(1, 3, 1500, 12000), Admission::Headroom, "4500 B");
+        assert_eq!(pfc.admit(1, 3, 1500, 13500), Admission::Overflow);
+        let s = pfc.stats[3];
+        assert_eq!(
+            (s.max_headroom_bytes, s.headroom_at_max_bytes),
+            (4500, 4500)
+        );
+        assert_eq!(s.headroom_overflow_drops, 2);
     }
 
     #[test]

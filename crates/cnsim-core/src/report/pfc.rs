@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::net::switch_pfc::PfcClassStats;
 use crate::net::Node;
+use crate::scenario::pfc::Headroom;
 use crate::scenario::{PfcSpec, PfcThreshold, N_CLASSES};
 use crate::time::SimTime;
 
@@ -20,6 +21,10 @@ pub(crate) struct PfcSummary {
     pub(crate) lossless_classes: Vec<u8>,
     /// `static` or `dynamic`.
     pub(crate) threshold: PfcThreshold,
+    /// True when `headroom_bytes = "auto"` sized each ingress port's headroom from its link
+    /// (absent otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) headroom_auto: bool,
     /// Per class ("0".."7"): the lossless classes and every class that carried traffic.
     pub(crate) classes: BTreeMap<String, PfcClassSummary>,
 }
@@ -43,9 +48,15 @@ pub(crate) struct PfcClassSummary {
     /// force at that moment (dynamic thresholds move).
     pub(crate) peak_ingress_bytes: u64,
     pub(crate) xoff_at_peak_bytes: u64,
-    /// Most headroom one (ingress port, class) used, and the configured headroom.
+    /// Most headroom one (ingress port, class) used, and the configured headroom (with
+    /// `headroom_auto`, the largest any switch ingress port was given).
     pub(crate) max_headroom_bytes: u64,
     pub(crate) headroom_bytes: u64,
+    /// The headroom of the (ingress port, class) that used `max_headroom_bytes` (the one the
+    /// "why" line compares it with; not in the summary, where `headroom_bytes` says it unless
+    /// it is "auto").
+    #[serde(skip)]
+    pub(crate) headroom_at_max_bytes: u64,
     /// Frames dropped because the headroom was overrun (lossless classes; in
     /// `frames.dropped.ingress`).
     pub(crate) headroom_overflow_drops: u64,
@@ -61,12 +72,15 @@ pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSumm
     let mut xon_sent = [0u64; N_CLASSES];
     let mut received = [0u64; N_CLASSES];
     let mut paused: [BTreeMap<String, f64>; N_CLASSES] = Default::default();
+    let mut largest_headroom = 0u64;
     for node in nodes {
         if let Node::Switch(sw) = node {
             if let Some(pfc) = &sw.pfc {
                 for (total, s) in stats.iter_mut().zip(&pfc.stats) {
                     merge(total, s);
                 }
+                let largest = pfc.headroom_bytes.iter().max();
+                largest_headroom = largest_headroom.max(largest.copied().unwrap_or(0));
             }
         }
         for port in node.ports() {
@@ -84,7 +98,10 @@ pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSumm
             }
         }
     }
-    let headroom_bytes = spec.headroom_bytes.round() as u64;
+    let headroom_bytes = match spec.headroom_bytes {
+        Headroom::Bytes(bytes) => bytes.round() as u64,
+        Headroom::Auto(_) => largest_headroom,
+    };
     let lossless = spec.lossless_mask();
     let mut classes = BTreeMap::new();
     for c in 0..N_CLASSES {
@@ -105,6 +122,7 @@ pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSumm
             xoff_at_peak_bytes: s.xoff_at_peak_bytes,
             max_headroom_bytes: s.max_headroom_bytes,
             headroom_bytes,
+            headroom_at_max_bytes: s.headroom_at_max_bytes,
             headroom_overflow_drops: s.headroom_overflow_drops,
             lossy_drops: s.lossy_drops,
             why: String::new(),
@@ -115,6 +133,7 @@ pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSumm
     PfcSummary {
         lossless_classes: spec.lossless_classes.clone(),
         threshold: spec.threshold,
+        headroom_auto: spec.headroom_bytes.is_auto(),
         classes,
     }
 }
@@ -126,7 +145,10 @@ fn merge(total: &mut PfcClassStats, s: &PfcClassStats) {
         total.xoff_at_peak_bytes = s.xoff_at_peak_bytes;
     }
     total.peak_fraction_of_xoff = total.peak_fraction_of_xoff.max(s.peak_fraction_of_xoff);
-    total.max_headroom_bytes = total.max_headroom_bytes.max(s.max_headroom_bytes);
+    if s.max_headroom_bytes > total.max_headroom_bytes {
+        total.max_headroom_bytes = s.max_headroom_bytes;
+        total.headroom_at_max_bytes = s.headroom_at_max_bytes;
+    }
     total.headroom_overflow_drops += s.headroom_overflow_drops;
     total.lossy_drops += s.lossy_drops;
 }
@@ -142,6 +164,16 @@ fn kb(bytes: u64) -> String {
     let text = format!("{value:.digits$}");
     let text = text.strip_suffix(".0").unwrap_or(&text);
     format!("{text} {unit}")
+}
+
+/// The headroom of the lane that used the most of its own; before any lane used headroom, the
+/// configured one (with "auto", the largest).
+fn headroom_of_busiest_lane(s: &PfcClassSummary) -> u64 {
+    if s.max_headroom_bytes > 0 {
+        s.headroom_at_max_bytes
+    } else {
+        s.headroom_bytes
+    }
 }
 
 fn why(c: usize, s: &PfcClassSummary, threshold: PfcThreshold) -> String {
@@ -173,12 +205,13 @@ fn why(c: usize, s: &PfcClassSummary, threshold: PfcThreshold) -> String {
          then); headroom used up to {} of {}",
         s.xoff_sent,
         kb(s.max_headroom_bytes),
-        kb(s.headroom_bytes)
+        kb(headroom_of_busiest_lane(s))
     );
     if s.headroom_overflow_drops > 0 {
         line.push_str(&format!(
             "; {} frames overran the headroom and were dropped (headroom_bytes is below what \
-             arrives in the pause's reaction time: link rate x round trip + 2 MTU)",
+             arrives in the pause's reaction time: link rate x round trip + 2 MTU; \
+             headroom_bytes = \"auto\" sizes each port's for its link)",
             s.headroom_overflow_drops
         ));
     } else {

@@ -17,6 +17,17 @@ use serde_json::{json, Map, Value};
 
 use crate::error::ConfigError;
 
+/// The keyword some unit-suffixed fields take instead of a quantity (`AUTO_FIELDS`).
+const AUTO: &str = "auto";
+
+/// The unit-suffixed fields that also take `"auto"`, by their last path segment.
+const AUTO_FIELDS: &[&str] = &["headroom_bytes"];
+
+fn takes_auto(path: &str) -> bool {
+    let field = path.rsplit('.').next().unwrap_or(path);
+    AUTO_FIELDS.contains(&field)
+}
+
 /// What a field's name says it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Quantity {
@@ -222,10 +233,15 @@ fn resolve_value(
             .try_for_each(|(i, item)| resolve_value(item, quantity, &format!("{path}[{i}]"))),
         toml::Value::String(text) => {
             let Some(q) = quantity else { return Ok(()) };
+            let takes_auto = takes_auto(path);
+            if takes_auto && text == AUTO {
+                return Ok(()); // a keyword, not a quantity: the field's type reads it
+            }
             let number = q.parse(text).ok_or_else(|| {
+                let or_auto = if takes_auto { ", or \"auto\"" } else { "" };
                 ConfigError::field(
                     path,
-                    format!("{text:?} is not {}: {}", q.noun(), q.accepted()),
+                    format!("{text:?} is not {}: {}{or_auto}", q.noun(), q.accepted()),
                 )
             })?;
             *value = as_toml_number(number);
@@ -311,6 +327,15 @@ fn widen_property(prop: &mut Value, q: Quantity) {
 
 fn widen_number(schema: &mut Value, q: Quantity) {
     let Value::Object(map) = schema else { return };
+    let string = json!({ "type": "string", "pattern": q.pattern() });
+    if let Some(Value::Array(forms)) = map.get_mut("anyOf") {
+        // A number or a keyword (`headroom_bytes`): the unit string is one form more.
+        let numeric = |f: &Value| f.as_object().is_some_and(is_numeric);
+        if forms.iter().any(numeric) {
+            forms.push(string);
+        }
+        return;
+    }
     if !is_numeric(map) {
         return;
     }
@@ -321,7 +346,6 @@ fn widen_number(schema: &mut Value, q: Quantity) {
             map.insert(key.into(), v);
         }
     }
-    let string = json!({ "type": "string", "pattern": q.pattern() });
     map.insert("anyOf".into(), json!([Value::Object(number), string]));
 }
 

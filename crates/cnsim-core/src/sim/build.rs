@@ -3,6 +3,7 @@
 //! (names are looked up in hash maps, routes searched once per edge switch, `routes.rs`), but
 //! for filling the forwarding tables, one entry per (switch, host).
 
+mod headroom;
 mod link_load;
 mod routes;
 
@@ -75,6 +76,9 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             &mut rate_changes,
         );
     }
+    let pfc_auto = (sc.pfc.as_ref())
+        .filter(|p| p.headroom_bytes.is_auto())
+        .map(|p| headroom::auto_headroom(sc, p, &ports));
     let mut nodes = Vec::with_capacity(ports.len());
     let mut port_iter = ports.into_iter();
     for (i, h) in sc.hosts.iter().enumerate() {
@@ -110,7 +114,7 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         nodes.push(Node::Host(Box::new(host)));
     }
     let mut cpid = 0u32;
-    for s in &sc.switches {
+    for (si, s) in sc.switches.iter().enumerate() {
         let limits = BufferLimits {
             shared_bytes: bytes(s.shared_buffer_bytes),
             shared_alpha: s.shared_buffer_alpha,
@@ -126,7 +130,13 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
                 port.data_q.set_scheduler(pfc.scheduler, quanta);
             }
             let n_ports = sw.ports.len();
-            sw.pfc = Some(Box::new(SwitchPfc::new(pfc, n_ports, limits.shared_bytes)));
+            let mut state = SwitchPfc::new(pfc, n_ports, limits.shared_bytes);
+            if let Some(auto) = &pfc_auto {
+                for (port, &bytes) in auto[si].iter().enumerate() {
+                    state.set_headroom(port, bytes);
+                }
+            }
+            sw.pfc = Some(Box::new(state));
         }
         if s.cp {
             sw.cps.resize_with(sw.ports.len(), || None);

@@ -1,4 +1,5 @@
 use super::*;
+use crate::scenario::pfc::Headroom;
 use crate::scenario::Scenario;
 
 #[test]
@@ -172,6 +173,41 @@ fn the_schema_allows_the_string_form_with_its_pattern() {
     assert_eq!(window["anyOf"][1]["pattern"], Quantity::Time.pattern());
     // A field without a unit suffix keeps its plain type.
     assert!(link["ends"].get("anyOf").is_none());
+    // A number or a keyword: the unit string is a third form.
+    let headroom = &schema["$defs"]["PfcSpec"]["properties"]["headroom_bytes"];
+    let forms = headroom["anyOf"].as_array().expect("anyOf");
+    assert_eq!(forms[0]["type"], "number");
+    assert_eq!(forms[1]["enum"][0], "auto");
+    assert_eq!(forms[2]["pattern"], Quantity::Bytes.pattern());
+}
+
+#[test]
+fn auto_is_left_to_the_fields_type() {
+    let with_pfc = |headroom: &str| {
+        let text = format!("{UNITS_SCENARIO}\n[pfc]\nheadroom_bytes = {headroom}\n");
+        Scenario::from_toml(&text, &[])
+    };
+    let s = with_pfc("\"auto\"").expect("valid");
+    assert!(s.pfc.expect("pfc").headroom_bytes.is_auto());
+    let s = with_pfc("\"64KB\"").expect("valid");
+    assert_eq!(s.pfc.expect("pfc").headroom_bytes, Headroom::Bytes(64e3));
+    let err = with_pfc("\"automatic\"")
+        .expect_err("not a keyword")
+        .to_string();
+    assert!(
+        err.starts_with("pfc.headroom_bytes: \"automatic\" is not a byte count: ")
+            && err.ends_with(", or \"auto\""),
+        "{err}"
+    );
+    // A byte field that takes no keyword says so, naming the field.
+    let text = UNITS_SCENARIO.replace("\"1.5KB\"", "\"auto\"");
+    let err = Scenario::from_toml(&text, &[])
+        .expect_err("auto")
+        .to_string();
+    assert!(
+        err.starts_with("traffic[0].frame_bytes: \"auto\" is not a byte count"),
+        "{err}"
+    );
 }
 
 #[test]
