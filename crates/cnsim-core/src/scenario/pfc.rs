@@ -131,7 +131,7 @@ impl Headroom {
         let ahead_bits = 8.0 * f64::from(max_frame_bytes + control_frames * control_frame_bytes);
         let reaction_s = ahead_bits / link.out_rate_bps + link.out_delay_s + link.in_delay_s;
         // Rounded up, less a millionth of a byte of floating-point error (1 us is not exact in
-        // binary: 10 Gb/s x 2 us would round up to 2,501 B).
+        // binary: 40 Gb/s over 1 us links with 1 KB frames computes 11,064.000000000002 B).
         let arriving_bytes = (link.in_rate_bps * reaction_s / 8.0 - 1e-6).ceil() as u64;
         arriving_bytes + 2 * u64::from(max_frame_bytes)
     }
