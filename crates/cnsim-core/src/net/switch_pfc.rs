@@ -41,6 +41,8 @@ pub(crate) struct PfcClassStats {
     pub(crate) max_headroom_bytes: u64,
     pub(crate) headroom_at_max_bytes: u64,
     pub(crate) headroom_overflow_drops: u64,
+    /// The ingress port of the first headroom overflow, if any.
+    pub(crate) first_overflow_port: Option<u16>,
     /// Lossy classes: frames dropped at the switch's buffer limits.
     pub(crate) lossy_drops: u64,
 }
@@ -173,7 +175,9 @@ impl SwitchPfc {
             let used = lane.headroom;
             let headroom = self.headroom_bytes[port];
             if used + bytes > headroom {
-                self.stats[class].headroom_overflow_drops += 1;
+                let s = &mut self.stats[class];
+                s.headroom_overflow_drops += 1;
+                s.first_overflow_port.get_or_insert(port as u16);
                 return Admission::Overflow;
             }
             lane.headroom = used + bytes;
@@ -345,6 +349,7 @@ mod tests {
             (4500, 4500)
         );
         assert_eq!(s.headroom_overflow_drops, 2);
+        assert_eq!(s.first_overflow_port, Some(0), "port 0 overflowed first");
     }
 
     #[test]

@@ -57,6 +57,10 @@ pub(crate) struct PfcClassSummary {
     /// it is "auto").
     #[serde(skip)]
     pub(crate) headroom_at_max_bytes: u64,
+    /// The link ("upstream->switch") whose frames overran a headroom first, for the "why"
+    /// line (at the first switch in scenario order with an overflow).
+    #[serde(skip)]
+    pub(crate) first_overflow_port: Option<String>,
     /// Frames dropped because the headroom was overrun (lossless classes; in
     /// `frames.dropped.ingress`).
     pub(crate) headroom_overflow_drops: u64,
@@ -73,11 +77,17 @@ pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSumm
     let mut received = [0u64; N_CLASSES];
     let mut paused: [BTreeMap<String, f64>; N_CLASSES] = Default::default();
     let mut largest_headroom = 0u64;
+    let mut first_overflow: [Option<String>; N_CLASSES] = Default::default();
     for node in nodes {
         if let Node::Switch(sw) = node {
             if let Some(pfc) = &sw.pfc {
                 for (total, s) in stats.iter_mut().zip(&pfc.stats) {
                     merge(total, s);
+                }
+                for (first, s) in first_overflow.iter_mut().zip(&pfc.stats) {
+                    if first.is_none() {
+                        *first = s.first_overflow_port.map(|p| upstream_name(nodes, sw, p));
+                    }
                 }
                 let largest = pfc.headroom_bytes.iter().max();
                 largest_headroom = largest_headroom.max(largest.copied().unwrap_or(0));
@@ -123,6 +133,7 @@ pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSumm
             max_headroom_bytes: s.max_headroom_bytes,
             headroom_bytes,
             headroom_at_max_bytes: s.headroom_at_max_bytes,
+            first_overflow_port: first_overflow[c].take(),
             headroom_overflow_drops: s.headroom_overflow_drops,
             lossy_drops: s.lossy_drops,
             why: String::new(),
@@ -136,6 +147,14 @@ pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSumm
         headroom_auto: spec.headroom_bytes.is_auto(),
         classes,
     }
+}
+
+/// The name of the port that sends into `sw`'s port `port` ("upstream->switch").
+fn upstream_name(nodes: &[Node], sw: &crate::net::switch::Switch, port: u16) -> String {
+    let p = &sw.ports[port as usize];
+    nodes[p.peer_node as usize].ports()[p.peer_port as usize]
+        .name
+        .clone()
 }
 
 fn merge(total: &mut PfcClassStats, s: &PfcClassStats) {
@@ -208,9 +227,11 @@ fn why(c: usize, s: &PfcClassSummary, threshold: PfcThreshold) -> String {
         kb(headroom_of_busiest_lane(s))
     );
     if s.headroom_overflow_drops > 0 {
+        let first = (s.first_overflow_port.as_deref())
+            .map_or(String::new(), |link| format!(", the first from {link}"));
         line.push_str(&format!(
-            "; {} frames overran the headroom and were dropped (headroom_bytes is below what \
-             arrives in the pause's reaction time: link rate x round trip + 2 MTU; \
+            "; {} frames overran the headroom and were dropped{first} (headroom_bytes is below \
+             what arrives in the pause's reaction time: link rate x round trip + 2 MTU; \
              headroom_bytes = \"auto\" sizes each port's for its link)",
             s.headroom_overflow_drops
         ));
