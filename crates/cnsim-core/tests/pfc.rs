@@ -345,3 +345,78 @@ fn a_slow_receiver_sends_pfc_and_the_pause_spreads_back_to_the_sender() {
     let lossy = run(&text.replace("host_rx = true", "host_rx = false"));
     assert!(u(&lossy.summary, "frames/dropped/rx") > 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// `headroom_bytes = "auto"` is a bound: no lossless frame overruns it, whatever the links.
+
+mod auto_headroom_bound {
+    use super::*;
+    use proptest::prelude::*;
+
+    const RATES_BPS: [f64; 5] = [10e9, 25e9, 40e9, 100e9, 400e9];
+
+    /// Three saturating senders of lossless class 3 through a chain of two switches (so a
+    /// switch is paused by a switch too: `sw2` pauses `sw1`, whose port may be mid-frame) into
+    /// one receiver, each link its own rate and delay but the receiver's, 10 Gb/s, the slowest
+    /// (so PFC fires); a second lossless class rides along from one sender, so two PFC frames
+    /// can queue at a port.
+    fn chain(rates: [usize; 4], delays_ns: [u32; 5], frame_bytes: u32, xoff: u32) -> String {
+        let rate = |i: usize| rates.get(i).map_or(RATES_BPS[0], |&r| RATES_BPS[r]);
+        let delay = |i: usize| f64::from(delays_ns[i]) * 1e-9;
+        ScenarioToml::new("auto-headroom-bound", 1e-3)
+            .hosts(&["a", "b", "c", "recv"])
+            .switch("sw1")
+            .switch("sw2")
+            .link("a", "sw1", rate(0), delay(0))
+            .link("b", "sw1", rate(1), delay(1))
+            .link("c", "sw2", rate(2), delay(2))
+            .link("sw1", "sw2", rate(3), delay(3))
+            .link("sw2", "recv", rate(4), delay(4))
+            .traffic(
+                "saturate",
+                &["a", "b", "c"],
+                "recv",
+                &format!("priority = 3\nframe_bytes = {frame_bytes}"),
+            )
+            .traffic(
+                "saturate",
+                &["b"],
+                "recv",
+                &format!("priority = 5\nframe_bytes = {frame_bytes}"),
+            )
+            .probe_interval(1e-4)
+            .raw(&format!(
+                "[pfc]\nlossless_classes = [3, 5]\nxoff_bytes = {xoff}\nxon_bytes = {}\n\
+                 headroom_bytes = \"auto\"",
+                xoff / 2
+            ))
+            .build()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn no_lossless_frame_overruns_an_auto_headroom(
+            rates in prop::array::uniform4(0..RATES_BPS.len()),
+            delays_ns in prop::array::uniform5(100u32..20_000),
+            frame_bytes in 64u32..9_000,
+            xoff in 10_000u32..100_000,
+        ) {
+            let r = run(&chain(rates, delays_ns, frame_bytes, xoff));
+            prop_assert!(r.conserved);
+            let pfc = at(&r.summary, "pfc/classes");
+            for c in ["3", "5"] {
+                let class = &pfc[c];
+                prop_assert_eq!(u(class, "headroom_overflow_drops"), 0, "class {}", c);
+                prop_assert!(u(class, "max_headroom_bytes") <= u(class, "headroom_bytes"));
+            }
+            prop_assert_eq!(u(&r.summary, "frames/dropped/total"), 0);
+            prop_assert!(u(&pfc["3"], "xoff_sent") > 0, "the test pauses someone");
+        }
+    }
+}
