@@ -136,7 +136,7 @@ fn a_headroom_smaller_than_the_round_trip_overflows_and_says_so() {
     assert!(
         ["a", "b", "c"]
             .iter()
-            .any(|h| why.contains(&format!("were dropped, the first from {h}->sw ("))),
+            .any(|h| why.contains(&format!("were dropped, among them frames from {h}->sw ("))),
         "{why}"
     );
 }

@@ -57,8 +57,9 @@ pub(crate) struct PfcClassSummary {
     /// it is "auto").
     #[serde(skip)]
     pub(crate) headroom_at_max_bytes: u64,
-    /// The link ("upstream->switch") whose frames overran a headroom first, for the "why"
-    /// line (at the first switch in scenario order with an overflow).
+    /// A link ("upstream->switch") whose frames overran a headroom, for the "why" line: the
+    /// first to overflow at the first switch, in scenario order, where one did (not
+    /// necessarily the first in time when several switches overflowed).
     #[serde(skip)]
     pub(crate) first_overflow_port: Option<String>,
     /// Frames dropped because the headroom was overrun (lossless classes; in
@@ -227,8 +228,9 @@ fn why(c: usize, s: &PfcClassSummary, threshold: PfcThreshold) -> String {
         kb(headroom_of_busiest_lane(s))
     );
     if s.headroom_overflow_drops > 0 {
-        let first = (s.first_overflow_port.as_deref())
-            .map_or(String::new(), |link| format!(", the first from {link}"));
+        let first = (s.first_overflow_port.as_deref()).map_or(String::new(), |link| {
+            format!(", among them frames from {link}")
+        });
         line.push_str(&format!(
             "; {} frames overran the headroom and were dropped{first} (headroom_bytes is below \
              what arrives in the pause's reaction time: link rate x round trip + 2 MTU; \
