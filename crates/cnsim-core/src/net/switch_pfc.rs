@@ -23,7 +23,6 @@
 //! `output_buffer_bytes`, `input_buffer_bytes`): PFC bounds them. Lossy classes obey those limits
 //! and are counted here only for the summary.
 
-use crate::scenario::pfc::Headroom;
 use crate::scenario::{PfcSpec, PfcThreshold, N_CLASSES};
 
 /// What the summary reports per class, over all ingress ports of a switch.
@@ -54,8 +53,8 @@ pub(crate) struct SwitchPfc {
     xon_bytes: u64,
     alpha: f64,
     xon_offset_bytes: u64,
-    /// Per ingress port: its headroom per lossless class (`headroom_bytes`; one value for
-    /// every port unless it is "auto").
+    /// Per ingress port: its headroom per lossless class (`headroom_bytes`: one value for
+    /// every port, or each port's own with "auto": `sim/build/headroom.rs`).
     pub(crate) headroom_bytes: Vec<u64>,
     pub(crate) quanta: u16,
     shared_buffer_bytes: u64,
@@ -97,20 +96,14 @@ pub(crate) enum Admission {
     Overflow,
 }
 
-/// A fixed `headroom_bytes`, or 0 for "auto" until the build gives each port its own.
-fn fixed_headroom(spec: &PfcSpec) -> u64 {
-    match spec.headroom_bytes {
-        Headroom::Bytes(bytes) => bytes.round() as u64,
-        Headroom::Auto(_) => 0,
-    }
-}
-
 impl SwitchPfc {
+    /// The PFC state of a switch whose ingress ports have the headrooms `headroom_bytes`.
     pub(crate) fn new(
         spec: &PfcSpec,
-        n_ports: usize,
+        headroom_bytes: Vec<u64>,
         shared_buffer_bytes: Option<u64>,
     ) -> SwitchPfc {
+        let n_ports = headroom_bytes.len();
         SwitchPfc {
             lossless_mask: spec.lossless_mask(),
             threshold: spec.threshold,
@@ -118,7 +111,7 @@ impl SwitchPfc {
             xon_bytes: spec.xon_bytes.round() as u64,
             alpha: spec.alpha,
             xon_offset_bytes: spec.xon_offset_bytes.round() as u64,
-            headroom_bytes: vec![fixed_headroom(spec); n_ports],
+            headroom_bytes,
             quanta: spec.quanta,
             shared_buffer_bytes: shared_buffer_bytes.unwrap_or(u64::MAX),
             lanes: vec![PortLanes::default(); n_ports],
@@ -128,11 +121,6 @@ impl SwitchPfc {
             unpaused_bound_bytes: 0,
             stats: [PfcClassStats::default(); N_CLASSES],
         }
-    }
-
-    /// Gives ingress port `port` a headroom of its own (`headroom_bytes = "auto"`).
-    pub(crate) fn set_headroom(&mut self, port: usize, bytes: u64) {
-        self.headroom_bytes[port] = bytes;
     }
 
     pub(crate) fn is_lossless(&self, class: usize) -> bool {
@@ -318,16 +306,14 @@ mod tests {
             xon_bytes: 1500.0,
             alpha: 0.5,
             xon_offset_bytes: 1000.0,
-            headroom_bytes: Headroom::Bytes(3000.0),
             ..PfcSpec::default()
         }
     }
 
     #[test]
     fn a_port_with_its_own_headroom_overflows_at_its_own_size() {
-        // "auto" gives each ingress port its own headroom: port 1 gets 4500 B, port 0 keeps 3000.
-        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Static), 2, None);
-        pfc.set_headroom(1, 4500);
+        // "auto" gives each ingress port its own headroom: port 0 3000 B, port 1 4500 B.
+        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Static), vec![3000, 4500], None);
         for port in [0, 1] {
             let at = 4500 * port as u64;
             assert_eq!(pfc.admit(port, 3, 1500, at), Admission::Counted);
@@ -354,7 +340,7 @@ mod tests {
 
     #[test]
     fn frames_past_xoff_go_to_headroom_then_overflow() {
-        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Static), 2, None);
+        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Static), vec![3000; 2], None);
         assert_eq!(pfc.admit(0, 3, 1500, 0), Admission::Counted);
         assert_eq!(pfc.admit(0, 3, 1500, 1500), Admission::Counted);
         assert!(
@@ -391,7 +377,7 @@ mod tests {
     fn a_ports_count_and_headroom_of_a_class_share_a_cache_line() {
         assert_eq!(std::mem::align_of::<PortLanes>(), 64);
         assert_eq!(std::mem::size_of::<PortLanes>(), 128);
-        let pfc = SwitchPfc::new(&spec(PfcThreshold::Static), 3, None);
+        let pfc = SwitchPfc::new(&spec(PfcThreshold::Static), vec![3000; 3], None);
         for port in &pfc.lanes {
             let start = port as *const PortLanes as usize;
             assert_eq!(start % 64, 0);
@@ -404,7 +390,7 @@ mod tests {
 
     #[test]
     fn dynamic_xoff_is_alpha_times_free_shared_buffer() {
-        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Dynamic), 2, Some(100_000));
+        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Dynamic), vec![3000; 2], Some(100_000));
         // alpha 0.5 x (100,000 - 40,000) = 30,000 B.
         assert_eq!(pfc.xoff_now(40_000), 30_000);
         assert_eq!(pfc.admit(0, 3, 1500, 0), Admission::Counted);
@@ -418,7 +404,7 @@ mod tests {
     #[test]
     fn the_bound_says_when_a_lane_not_paused_may_pass_a_dynamic_xoff() {
         // alpha 0.5 of a 100,000 B buffer: XOFF = 0.5 x (100,000 - buffered).
-        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Dynamic), 2, Some(100_000));
+        let mut pfc = SwitchPfc::new(&spec(PfcThreshold::Dynamic), vec![3000; 2], Some(100_000));
         assert_eq!(pfc.admit(0, 3, 20_000, 0), Admission::Counted);
         assert_eq!(pfc.admit(1, 3, 5_000, 20_000), Admission::Counted);
         // The largest count is 20,000 B: XOFF 20,000 at 60,000 B buffered is not passed (a

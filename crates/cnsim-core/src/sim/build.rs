@@ -76,9 +76,11 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             &mut rate_changes,
         );
     }
-    let pfc_auto = (sc.pfc.as_ref())
-        .filter(|p| p.headroom_bytes.is_auto())
-        .map(|p| headroom::auto_headroom(sc, p, &ports));
+    // Per switch, its ports' PFC headrooms (read from the ports before they go to their nodes).
+    let mut headrooms = (sc.pfc.as_ref())
+        .map(|p| headroom::port_headrooms(sc, p, &ports))
+        .unwrap_or_default()
+        .into_iter();
     let mut nodes = Vec::with_capacity(ports.len());
     let mut port_iter = ports.into_iter();
     for (i, h) in sc.hosts.iter().enumerate() {
@@ -114,7 +116,7 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         nodes.push(Node::Host(Box::new(host)));
     }
     let mut cpid = 0u32;
-    for (si, s) in sc.switches.iter().enumerate() {
+    for s in &sc.switches {
         let limits = BufferLimits {
             shared_bytes: bytes(s.shared_buffer_bytes),
             shared_alpha: s.shared_buffer_alpha,
@@ -129,14 +131,8 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
             for port in sw.ports.iter_mut() {
                 port.data_q.set_scheduler(pfc.scheduler, quanta);
             }
-            let n_ports = sw.ports.len();
-            let mut state = SwitchPfc::new(pfc, n_ports, limits.shared_bytes);
-            if let Some(auto) = &pfc_auto {
-                for (port, &bytes) in auto[si].iter().enumerate() {
-                    state.set_headroom(port, bytes);
-                }
-            }
-            sw.pfc = Some(Box::new(state));
+            let headroom = headrooms.next().expect("one headroom list per switch");
+            sw.pfc = Some(Box::new(SwitchPfc::new(pfc, headroom, limits.shared_bytes)));
         }
         if s.cp {
             sw.cps.resize_with(sw.ports.len(), || None);

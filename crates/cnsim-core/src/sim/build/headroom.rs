@@ -1,6 +1,7 @@
-//! `[pfc] headroom_bytes = "auto"`: each switch ingress port's headroom from its own link
-//! (`Headroom::auto_bytes`: the two directions' line rates and one-way delays, the largest frame
-//! the traffic sends and a PFC frame per lossless class, wire overhead included).
+//! `[pfc] headroom_bytes`: each switch ingress port's headroom, the one given or, with "auto",
+//! its own link's (`Headroom::auto_bytes`: the two directions' line rates and one-way delays,
+//! the largest frame the traffic sends and a PFC frame per lossless class, wire overhead
+//! included).
 
 use crate::net::port::Port;
 use crate::scenario::pfc::{Headroom, HeadroomLink};
@@ -8,13 +9,18 @@ use crate::scenario::{PfcSpec, Scenario};
 
 /// Per switch (in scenario order), per port: its headroom. `ports` holds every node's ports,
 /// hosts first, linked both ways.
-pub(super) fn auto_headroom(sc: &Scenario, pfc: &PfcSpec, ports: &[Vec<Port>]) -> Vec<Vec<u64>> {
+pub(super) fn port_headrooms(sc: &Scenario, pfc: &PfcSpec, ports: &[Vec<Port>]) -> Vec<Vec<u64>> {
+    let switches = &ports[sc.hosts.len()..];
+    if let Headroom::Bytes(bytes) = pfc.headroom_bytes {
+        let bytes = bytes.round() as u64;
+        return switches.iter().map(|p| vec![bytes; p.len()]).collect();
+    }
     let overhead = sc.model.wire_overhead_bytes;
     let largest_frame = sc.traffic.iter().map(|t| t.frame_bytes).max().unwrap_or(0);
     let max_frame_bytes = largest_frame.max(sc.model.control_frame_bytes) + overhead;
     let control_frame_bytes = sc.model.control_frame_bytes + overhead;
     let control_frames = pfc.lossless_mask().count_ones().max(1);
-    ports[sc.hosts.len()..]
+    switches
         .iter()
         .map(|switch_ports| {
             switch_ports
