@@ -5,9 +5,10 @@
 //! of 2^16 ps (65.5 ns); the events of the next `WHEEL_SLOTS - 1` slots (268 us) sit in
 //! unsorted per-slot buckets, and anything later (PAUSE and scheme timers, the probe) in a
 //! 4-ary heap (`far`). Scheduling into a bucket is O(1); a bucket is sorted only when the clock
-//! reaches its slot (one to a few events on small networks, by comparison; a thousand or more
-//! on a large fabric, by a stable radix sort on the time within the slot, exact because a bucket
-//! is filled in sequence order) and then is the current run, popped from its head in place. The pop order is exactly the single heap's (same keys, same comparison): the
+//! reaches its slot (one to a few events on small networks, by insertion; tens on a mid-sized
+//! fabric and hundreds on a large one, by a stable radix sort on the time within the slot, exact
+//! because a bucket is filled in sequence order) and then is the current run, popped from its
+//! head in place. The pop order is exactly the single heap's (same keys, same comparison): the
 //! current run holds every pending event of slot <= `cur_slot`, everything else lies in later
 //! slots.
 //!
@@ -135,9 +136,11 @@ const BITMAP_WORDS: usize = WHEEL_SLOTS / 64;
 const KEEP_CAPACITY: usize = 16;
 /// Capacity of a bucket's first buffer (what `Vec` would pick for 32-byte events).
 const FIRST_CAPACITY: usize = 4;
-/// From this many events on, a bucket is sorted by `radix_sort_bucket` (a large fabric's slot
-/// holds a thousand or more; comparison sorting them was 8% of its event loop).
-const RADIX_MIN_EVENTS: usize = 64;
+/// From this many events on, a bucket is sorted by `radix_sort_bucket`; fewer are sorted by
+/// insertion alone. A mid-sized fabric's slot holds tens of events (comparison sorting them was
+/// 16% of the loop on a 384-host Clos), a large one's hundreds (docs/performance.md, "Session
+/// 24").
+const RADIX_MIN_EVENTS: usize = 8;
 /// `far_slot` when the far heap is empty: later than any slot.
 const NO_SLOT: u64 = u64::MAX;
 
@@ -167,7 +170,7 @@ pub(crate) struct EventQueue {
     /// buffers (`KEEP_CAPACITY`) stay with their bucket: a slot with one or two events then
     /// costs no trip through this list.
     spare: Vec<Vec<Scheduled>>,
-    /// The radix sort's second buffer (`sort_bucket`).
+    /// The radix sort's second buffer (`radix_sort_bucket`).
     scratch: Vec<Scheduled>,
     /// Events beyond the wheel when they were scheduled (they stay here until their slot comes).
     far: QuaternaryHeap<Scheduled>,
@@ -215,93 +218,115 @@ impl Upcoming<'_> {
 /// Sorts a bucket into key order. A bucket holds the events of one slot in the order they were
 /// scheduled, i.e. in increasing sequence, so a stable sort by time alone gives the order of the
 /// full keys; within a slot the time is its low `SLOT_SHIFT` (16) bits. One stable counting
-/// pass on their high 8 bits puts the events in groups of 256 ps, in order, each group still
-/// in sequence order; an insertion pass then orders each group by its full keys (a group holds
-/// two or three events on a loaded fabric, so it moves few). A bucket with a group larger than
-/// `MAX_INSERTION_GROUP` (events crowded into 256 ps) gets a second counting pass on the low 8
-/// bits instead, first, so the sort stays linear. `scratch` is the second buffer, as long as
-/// the largest bucket sorted so far; the two are swapped (and the result cut to the bucket's
-/// length) when the result ends there. Never inlined: its counter tables in `enter_slot`'s
-/// frame cost every slot change a stack probe (7% more instructions on seed004-qcn, whose
-/// buckets never get here).
+/// pass on their high `bits = log2(n) + 1` bits (at most 8) puts the `n` events in groups of
+/// `2^(16 - bits)` ps, in order, each group still in sequence order and holding one event on
+/// average, whatever `n`; an insertion pass then orders each group by time (it moves few). A bucket with a group larger than `MAX_INSERTION_GROUP` (events crowded into one
+/// group) is sorted by two counting passes instead, on the low and then the high 8 bits, so the
+/// sort stays linear. `scratch` is the second buffer, as long as the largest bucket sorted so
+/// far. Never inlined: its counter tables in `enter_slot`'s frame cost every slot change a
+/// stack probe (7% more instructions on seed004-qcn, whose buckets never get here).
 #[inline(never)]
 fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>) {
     debug_assert!(run
         .windows(2)
         .all(|w| (w[0].key as u64) < (w[1].key as u64)));
-    let offset = |e: &Scheduled| ((e.key >> 64) as u64 & ((1 << SLOT_SHIFT) - 1)) as usize;
-    let high = |e: &Scheduled| offset(e) >> 8;
-    let low = |e: &Scheduled| offset(e) & 0xff;
-    // u32 counters: a bucket holds far fewer than 2^32 events, and the tables are half the
-    // bytes to clear per sort.
-    let mut high_counts = [0u32; 256];
-    for e in run.iter() {
-        high_counts[high(e)] += 1;
-    }
     let n = run.len();
     // The second buffer only grows: filling it to `n` at every sort cost a copy per event.
     if scratch.len() < n {
         scratch.resize(n, run[0]);
     }
-    let crowded = high_counts
-        .iter()
-        .any(|&c| c as usize > MAX_INSERTION_GROUP);
-    // Where the events are after the passes so far: `run`, or the first `n` of `scratch`.
-    let mut in_run = true;
-    if crowded {
-        let mut low_counts = [0u32; 256];
-        for e in run.iter() {
-            low_counts[low(e)] += 1;
-        }
-        in_run = counting_pass(run, scratch, in_run, &low_counts, low);
+    let bits = (n.ilog2() + 1).min(8);
+    let shift = SLOT_SHIFT - bits;
+    // A table no larger than the groups need: zeroing and summing 256 counters for a few
+    // tens of events was most of their sort.
+    let grouped = match bits {
+        0..=4 => group_pass::<16>(run, &mut scratch[..n], shift),
+        5..=6 => group_pass::<64>(run, &mut scratch[..n], shift),
+        _ => group_pass::<256>(run, &mut scratch[..n], shift),
+    };
+    if !grouped {
+        counting_pass(run, &mut scratch[..n], |e| offset_in_slot(e) & 0xff);
+        counting_pass(&scratch[..n], run, |e| offset_in_slot(e) >> 8);
+        return;
     }
-    in_run = counting_pass(run, scratch, in_run, &high_counts, high);
-    if !in_run {
+    // The grouped events are in `scratch`: copied back from a small one (the bucket keeps its
+    // buffer), the buffers swapped for a large one (a copy per event saved).
+    if n < SWAP_MIN_EVENTS {
+        run.copy_from_slice(&scratch[..n]);
+    } else {
         std::mem::swap(run, scratch);
         run.truncate(n);
     }
-    if !crowded {
-        insertion_sort_by_time(run);
-    }
+    insertion_sort_by_time(run);
 }
 
-/// The most events of one 256-ps group `radix_sort_bucket` orders by insertion (16 events in
+/// From this many events on, `radix_sort_bucket` swaps the bucket's buffer with its second
+/// buffer rather than copying the events back (a bucket's buffer that large goes to `spare`
+/// when its slot is done anyway).
+const SWAP_MIN_EVENTS: usize = 64;
+
+/// The event's time within its slot, in ps (0 to 2^`SLOT_SHIFT` - 1).
+#[inline(always)]
+fn offset_in_slot(e: &Scheduled) -> usize {
+    ((e.key >> 64) as u64 & ((1 << SLOT_SHIFT) - 1)) as usize
+}
+
+/// The most events of one group `radix_sort_bucket` orders by insertion (16 events in
 /// random order move about 60 times; a group this large is rare).
 const MAX_INSERTION_GROUP: usize = 16;
 
-/// One stable counting pass of `radix_sort_bucket` by `digit` (0-255), whose counts are
-/// `counts`: from `run` to `scratch` when the events are in `run` (`in_run`), else back.
-/// Returns where the events are then; a pass that would move nothing (every event has the
-/// first one's digit) is skipped.
+/// `radix_sort_bucket`'s pass on the high bits: a stable counting pass of `run` into `scratch`
+/// by `offset_in_slot >> shift` (under `GROUPS`, the table's size). False, with nothing moved,
+/// when a group holds more than `MAX_INSERTION_GROUP` events.
 #[inline(always)]
-fn counting_pass(
-    run: &mut [Scheduled],
+fn group_pass<const GROUPS: usize>(
+    run: &[Scheduled],
     scratch: &mut [Scheduled],
-    in_run: bool,
-    counts: &[u32; 256],
-    digit: impl Fn(&Scheduled) -> usize,
+    shift: u32,
 ) -> bool {
-    let n = run.len();
-    if counts[digit(&run[0])] as usize == n {
-        return in_run;
+    let groups = (1 << SLOT_SHIFT) >> shift;
+    debug_assert!(groups <= GROUPS);
+    // The mask only tells the compiler the index is in range (the shift already keeps it so).
+    let group = |e: &Scheduled| (offset_in_slot(e) >> shift) & (GROUPS - 1);
+    let mut starts = [0u32; GROUPS];
+    for e in run.iter() {
+        starts[group(e)] += 1;
     }
-    let (from, to) = if in_run {
-        (&run[..], &mut scratch[..n])
-    } else {
-        (&scratch[..n], &mut run[..])
-    };
-    let mut next = [0u32; 256];
     let mut at = 0;
-    for (slot, &count) in next.iter_mut().zip(counts) {
-        *slot = at;
+    for start in starts.iter_mut().take(groups) {
+        let count = *start;
+        if count as usize > MAX_INSERTION_GROUP {
+            return false;
+        }
+        *start = at;
+        at += count;
+    }
+    for e in run.iter() {
+        let g = group(e);
+        scratch[starts[g] as usize] = *e;
+        starts[g] += 1;
+    }
+    true
+}
+
+/// One stable counting pass by `digit` (0-255), from `from` to `to` (as long).
+#[inline(always)]
+fn counting_pass(from: &[Scheduled], to: &mut [Scheduled], digit: impl Fn(&Scheduled) -> usize) {
+    let mut starts = [0u32; 256];
+    for e in from {
+        starts[digit(e) & 0xff] += 1;
+    }
+    let mut at = 0;
+    for start in starts.iter_mut() {
+        let count = *start;
+        *start = at;
         at += count;
     }
     for e in from {
-        let d = digit(e);
-        to[next[d] as usize] = *e;
-        next[d] += 1;
+        let d = digit(e) & 0xff;
+        to[starts[d] as usize] = *e;
+        starts[d] += 1;
     }
-    !in_run
 }
 
 /// Sorts `run` into key order by insertion: linear when it is nearly sorted, as after the counting
@@ -532,7 +557,7 @@ impl EventQueue {
                     run.swap(0, 1);
                 }
             }
-            n if n < RADIX_MIN_EVENTS => run.sort_unstable_by_key(|e| e.key),
+            n if n < RADIX_MIN_EVENTS => insertion_sort_by_time(run),
             _ => radix_sort_bucket(run, &mut self.scratch),
         }
         run.first().copied()
@@ -602,6 +627,14 @@ mod tests {
     fn radix_sort_orders_every_kind_of_bucket_by_key() {
         let mut scratch = Vec::new();
         for (n, span) in [
+            // Tens of events (the table of 16 counters up to 31), ties among them, and a
+            // bucket of one time (a group over `MAX_INSERTION_GROUP`: the two byte passes).
+            (8, 65_536),
+            (13, 65_536),
+            (31, 65_536),
+            (32, 4_096),
+            (40, 64),
+            (20, 1),
             (64, 65_536),
             (600, 65_536),
             (3_000, 65_536),
@@ -678,6 +711,9 @@ mod tests {
         // The high byte's pass and the insertion pass, from the longer buffer.
         let mixed = bucket((0..80u64).map(|i| (i * 40_503) % 65_536));
         assert_radix_sorts(&mixed, &mut scratch);
+        // A bucket of tens, copied back from the longer buffer rather than swapped with it.
+        let tens = bucket((0..20u64).map(|i| (i * 40_503) % 65_536));
+        assert_radix_sorts(&tens, &mut scratch);
     }
 
     #[test]

@@ -33,11 +33,12 @@ use crate::net::port::Port;
 use crate::net::Node;
 use crate::traffic::Source;
 
-/// Below this much host, port and source state, a run prefetches nothing: a quarter of a
-/// typical per-core L2 cache, leaving room for queues, pipes and the event queue. The 128-host
+/// Below this much host, port and source state, a run prefetches nothing: the per-core L2
+/// cache of this machine kind (1 MB), where the state stays between its events. The 128-host
 /// tree (about 0.2 MB) runs within 6% of the 16-host one per hop without prefetching; the
-/// 1024-host tree (1.4 MB) ran twice as slow per hop before it.
-const MIN_STATE_BYTES: usize = 512 * 1024;
+/// 1024-host tree (1.4 MB) ran twice as slow per hop before it, and runs 10% faster with it
+/// now; a 384-host Clos (0.65 MB) ran 25% slower with it (docs/performance.md, "Session 24").
+const MIN_STATE_BYTES: usize = 1024 * 1024;
 
 /// Whether prefetching pays on this network: its elements' state outgrows the cache.
 pub(super) fn worthwhile(nodes: &[Node], sources: &[Source]) -> bool {
