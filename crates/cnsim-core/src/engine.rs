@@ -5,9 +5,9 @@
 //! of 2^16 ps (65.5 ns); the events of the next `WHEEL_SLOTS - 1` slots (268 us) sit in
 //! unsorted per-slot buckets, and anything later (PAUSE and scheme timers, the probe) in a
 //! 4-ary heap (`far`). Scheduling into a bucket is O(1); a bucket is sorted only when the clock
-//! reaches its slot (one to a few events on small networks, by insertion; tens on a mid-sized
-//! fabric and hundreds on a large one, by a stable radix sort on the time within the slot, exact
-//! because a bucket is filled in sequence order) and then is the current run, popped from its
+//! reaches its slot (up to 31 events by insertion: one to a few on small networks, tens on a
+//! mid-sized fabric; the hundreds of a large one by a stable radix sort on the time within the
+//! slot, exact because a bucket is filled in sequence order) and then is the current run, popped from its
 //! head in place. The pop order is exactly the single heap's (same keys, same comparison): the
 //! current run holds every pending event of slot <= `cur_slot`, everything else lies in later
 //! slots.
@@ -137,10 +137,11 @@ const KEEP_CAPACITY: usize = 16;
 /// Capacity of a bucket's first buffer (what `Vec` would pick for 32-byte events).
 const FIRST_CAPACITY: usize = 4;
 /// From this many events on, a bucket is sorted by `radix_sort_bucket`; fewer are sorted by
-/// insertion alone. A mid-sized fabric's slot holds tens of events (comparison sorting them was
-/// 16% of the loop on a 384-host Clos), a large one's hundreds (docs/performance.md, "Session
-/// 24").
-const RADIX_MIN_EVENTS: usize = 8;
+/// insertion alone (fewer instructions than the counting pass below 32 on a k = 8 fat tree,
+/// more from 64 on a 384-host Clos). A mid-sized fabric's slot holds tens of events
+/// (comparison sorting them was 16% of the loop on that Clos), a large one's hundreds
+/// (docs/performance.md, "Session 24").
+const RADIX_MIN_EVENTS: usize = 32;
 /// `far_slot` when the far heap is empty: later than any slot.
 const NO_SLOT: u64 = u64::MAX;
 
@@ -240,8 +241,7 @@ fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>) {
     // A table no larger than the groups need: zeroing and summing 256 counters for a few
     // tens of events was most of their sort.
     let grouped = match bits {
-        0..=4 => group_pass::<16>(run, &mut scratch[..n], shift),
-        5..=6 => group_pass::<64>(run, &mut scratch[..n], shift),
+        0..=6 => group_pass::<64>(run, &mut scratch[..n], shift),
         _ => group_pass::<256>(run, &mut scratch[..n], shift),
     };
     if !grouped {
@@ -627,7 +627,7 @@ mod tests {
     fn radix_sort_orders_every_kind_of_bucket_by_key() {
         let mut scratch = Vec::new();
         for (n, span) in [
-            // Tens of events (the table of 16 counters up to 31), ties among them, and a
+            // Tens of events (the table of 64 counters up to 63), ties among them, and a
             // bucket of one time (a group over `MAX_INSERTION_GROUP`: the two byte passes).
             (8, 65_536),
             (13, 65_536),
