@@ -8,7 +8,8 @@ Usage: python benchmarks/bench_speed.py [CASE ...] [--repeat N]
 
 Cases: incast (benchmarks/incast8.toml, 5 simulated s), qcn (seed004-qcn, 9 s), tree16 (20 ms),
 tree128 (5 ms), tree1024 (1 ms) by default; fattree8 (20 ms), fattree16 (10 ms), fattree24 (5 ms),
-meta6144 (20 ms), meta6144-dctcp (the same fabric as Parsimon's ns-3 ran it: RoCE, an ACK per
+clos384 (benchmarks/clos384.toml: the Meta fabric at a sixteenth of its size, 40 ms), meta6144
+(20 ms), meta6144-dctcp (the same fabric as Parsimon's ns-3 ran it: RoCE, an ACK per
 frame, PFC and DCTCP; 10 ms), and the transported incasts (8 long flows into one 100 Gb/s port,
 20 ms: roce8 and tcp8 without a scheme; dcqcn8, dctcp8, timely8, hpcc8, swift8 with one, over
 roce with PFC) when named. A flow workload starts empty and fills over a few ms (flows of the
@@ -47,6 +48,7 @@ CASES: dict[str, tuple[str, float | None]] = {
     "fattree8": ("fattree:8", 0.02),
     "fattree16": ("fattree:16", 0.01),
     "fattree24": ("fattree:24", 0.005),
+    "clos384": (str(HERE / "clos384.toml"), None),
     "meta6144": ("meta-fabric-6144", 0.02),
     "meta6144-dctcp": ("meta-fabric-6144-dctcp", 0.01),
     "roce8": ("transport:roce", None),
