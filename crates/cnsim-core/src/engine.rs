@@ -7,8 +7,9 @@
 //! 4-ary heap (`far`). Scheduling into a bucket is O(1); a bucket is sorted only when the clock
 //! reaches its slot (up to 31 events by insertion: one to a few on small networks, tens on a
 //! mid-sized fabric; the hundreds of a large one by a stable radix sort on the time within the
-//! slot, exact because a bucket is filled in sequence order) and then is the current run, popped from its
-//! head in place. The pop order is exactly the single heap's (same keys, same comparison): the
+//! slot, exact because a bucket is filled in sequence order) and then is the current run,
+//! popped from its head in place. The pop order is exactly the single heap's (same keys, same
+//! comparison): the
 //! current run holds every pending event of slot <= `cur_slot`, everything else lies in later
 //! slots.
 //!
@@ -220,10 +221,11 @@ impl Upcoming<'_> {
 /// scheduled, i.e. in increasing sequence, so a stable sort by time alone gives the order of the
 /// full keys; within a slot the time is its low `SLOT_SHIFT` (16) bits. One stable counting
 /// pass on their high `bits = log2(n) + 1` bits (at most 8) puts the `n` events in groups of
-/// `2^(16 - bits)` ps, in order, each group still in sequence order and holding one event on
-/// average, whatever `n`; an insertion pass then orders each group by time (it moves few). A bucket with a group larger than `MAX_INSERTION_GROUP` (events crowded into one
-/// group) is sorted by two counting passes instead, on the low and then the high 8 bits, so the
-/// sort stays linear. `scratch` is the second buffer, as long as the largest bucket sorted so
+/// `2^(16 - bits)` ps, in order, each group still in sequence order and holding about one event
+/// on average, whatever `n`; an insertion pass then orders each group by time (it moves few).
+/// A bucket with a group larger than `MAX_INSERTION_GROUP` (events crowded into one group) is
+/// sorted by two counting passes instead, on the low and then the high 8 bits, so the sort
+/// stays linear. `scratch` is the second buffer, as long as the largest bucket sorted so
 /// far. Never inlined: its counter tables in `enter_slot`'s frame cost every slot change a
 /// stack probe (7% more instructions on seed004-qcn, whose buckets never get here).
 #[inline(never)]
@@ -232,6 +234,7 @@ fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>) {
         .windows(2)
         .all(|w| (w[0].key as u64) < (w[1].key as u64)));
     let n = run.len();
+    debug_assert!(n >= 2, "a bucket of {n} events needs no sort");
     // The second buffer only grows: filling it to `n` at every sort cost a copy per event.
     if scratch.len() < n {
         scratch.resize(n, run[0]);
@@ -330,9 +333,10 @@ fn counting_pass(from: &[Scheduled], to: &mut [Scheduled], digit: impl Fn(&Sched
 }
 
 /// Sorts `run` into key order by insertion: linear when it is nearly sorted, as after the counting
-/// pass (only events of one group are out of order, and only among themselves). Events of one
-/// time are already in sequence order, and the sort is stable, so comparing times is enough
-/// (one 64-bit comparison, not two).
+/// pass (only events of one group are out of order, and only among themselves); quadratic at
+/// worst, so alone it sorts only buckets under `RADIX_MIN_EVENTS`. Events of one time are
+/// already in sequence order, and the sort is stable, so comparing times is enough (one 64-bit
+/// comparison, not two).
 #[inline(always)]
 fn insertion_sort_by_time(run: &mut [Scheduled]) {
     let time = |e: &Scheduled| (e.key >> 64) as u64;
