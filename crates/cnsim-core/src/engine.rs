@@ -29,6 +29,8 @@ use crate::time::SimTime;
 pub(crate) type NodeIdx = u32;
 /// Index of a port within its node.
 pub(crate) type PortIdx = u16;
+/// Index of a frame on a link in the network's frame store (`net/frame_store.rs`).
+pub(crate) type FrameSlot = u32;
 
 /// What happens. Payloads are element indices; the elements hold the state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,8 +38,15 @@ pub(crate) enum EventKind {
     /// A switch port's transmitter is free and frames wait (one event per frame per hop:
     /// scheduled only then, `net/switch_tx.rs`).
     PortFree { node: NodeIdx, port: PortIdx },
-    /// The head frame of a port's pipe reaches the far end of the link.
-    Arrive { node: NodeIdx, port: PortIdx },
+    /// The head frame of a port's pipe reaches the far end of the link. `slot` (the frame's
+    /// place in the `FrameStore`) and `peer` (the node it arrives at) are what the handler
+    /// would find through the port; in the event, the prefetcher finds them without it.
+    Arrive {
+        node: NodeIdx,
+        port: PortIdx,
+        slot: FrameSlot,
+        peer: NodeIdx,
+    },
     /// The peer's pause on one lane (802.3x, or one PFC class) of this sending port may have
     /// ended.
     PauseExpire {
@@ -603,6 +612,14 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_is_two_16_byte_pieces() {
+        // The key, then the kind with its largest payload (an arrival's four indices): the
+        // buckets and the radix sort move events of 32 bytes.
+        assert_eq!(std::mem::size_of::<EventKind>(), 16);
+        assert_eq!(std::mem::size_of::<Scheduled>(), 32);
+    }
 
     /// A bucket of `times`, scheduled in that order.
     fn bucket(times: impl Iterator<Item = u64>) -> Vec<Scheduled> {

@@ -4,6 +4,7 @@
 
 pub(crate) mod forwarding;
 pub(crate) mod frame;
+pub(crate) mod frame_store;
 pub(crate) mod host;
 pub(crate) mod link_loss;
 pub(crate) mod link_pause;
@@ -23,6 +24,7 @@ use crate::flow_control::Lane;
 use crate::flows::FlowTable;
 use crate::stats::{Counters, DropPlace};
 use frame::Frame;
+use frame_store::FrameStore;
 use host::Host;
 use port::Port;
 use switch::Switch;
@@ -41,6 +43,8 @@ pub(crate) struct Ctx {
     pub(crate) control_bytes: u32,
     /// In-band telemetry of the stamped frames in flight.
     pub(crate) telemetry: TelemetryStore,
+    /// The frames on the links (`frame_store.rs`).
+    pub(crate) frames: FrameStore,
 }
 
 impl Ctx {

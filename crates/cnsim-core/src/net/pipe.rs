@@ -1,22 +1,16 @@
-//! One direction of a link's frames in flight: (arrival time, frame) in arrival order, in a
-//! ring buffer. Its own type rather than a `VecDeque` for one thing the standard deque does not
-//! offer: the slot the next frame will be written to, which the event loop prefetches
-//! (`sim/prefetch.rs`); on a large fabric that write missed the cache on most hops.
+//! One direction of a link's frames in flight: (arrival time, slot of the frame in the
+//! network's `FrameStore`) in arrival order, in a ring buffer. Its own type rather than a
+//! `VecDeque` for one thing the standard deque does not offer: the slot the next entry will be
+//! written to, which the event loop prefetches (`sim/prefetch.rs`).
 
-use crate::net::frame::Frame;
+use crate::net::frame_store::FrameSlot;
 use crate::time::SimTime;
 
-/// A frame on the link and the time it reaches the far end. The frame first (`repr(C)`), so
-/// that copies of a whole entry and of its frame alone move the frame in the same 16-byte
-/// pieces: a frame read right after it was copied (popped, then queued at the switch) loads
-/// each piece from one store. With the time first, every piece spanned two stores, which the
-/// store buffer cannot forward, and the queue's write waited for both to reach the cache
-/// (the top stall of the long fabric run: docs/performance.md).
+/// A frame on the link: the time it reaches the far end and where it is stored.
 #[derive(Clone, Copy, Debug)]
-#[repr(C)]
 pub(crate) struct InFlight {
-    pub(crate) frame: Frame,
     pub(crate) arrival: SimTime,
+    pub(crate) slot: FrameSlot,
 }
 
 /// Capacity of a pipe's first buffer (a power of two, as every capacity is).
@@ -40,20 +34,14 @@ impl Pipe {
         self.slots.len() - 1
     }
 
-    /// Appends `frame`, arriving at `arrival`, written straight into its slot (no entry made
-    /// on the stack first: read back in 16-byte pieces, its fields' separate stores could not
-    /// be forwarded).
-    pub(crate) fn push_back(&mut self, frame: &Frame, arrival: SimTime) {
+    /// Appends the frame in `slot`, arriving at `arrival`.
+    pub(crate) fn push_back(&mut self, slot: FrameSlot, arrival: SimTime) {
+        let entry = InFlight { arrival, slot };
         if self.len == self.slots.len() {
-            self.grow(InFlight {
-                frame: *frame,
-                arrival,
-            });
+            self.grow(entry);
         }
         let at = (self.head + self.len) & self.mask();
-        let slot = &mut self.slots[at];
-        slot.frame = *frame;
-        slot.arrival = arrival;
+        self.slots[at] = entry;
         self.len += 1;
     }
 
@@ -69,30 +57,24 @@ impl Pipe {
         self.head = 0;
     }
 
-    /// Removes the first entry and returns its frame.
-    pub(crate) fn pop_front(&mut self) -> Option<Frame> {
+    /// Removes the first entry and returns its frame's slot.
+    pub(crate) fn pop_front(&mut self) -> Option<FrameSlot> {
         if self.len == 0 {
             return None;
         }
-        let frame = self.slots[self.head].frame;
+        let slot = self.slots[self.head].slot;
         self.head = (self.head + 1) & self.mask();
         self.len -= 1;
-        Some(frame)
+        Some(slot)
     }
 
     pub(crate) fn front(&self) -> Option<&InFlight> {
         (self.len > 0).then(|| &self.slots[self.head])
     }
 
-    #[cfg(test)]
     pub(crate) fn back(&self) -> Option<&InFlight> {
         let at = (self.head + self.len.checked_sub(1)?) & self.mask();
         Some(&self.slots[at])
-    }
-
-    pub(crate) fn back_mut(&mut self) -> Option<&mut InFlight> {
-        let at = (self.head + self.len.checked_sub(1)?) & self.mask();
-        Some(&mut self.slots[at])
     }
 
     /// The slot the next `push_back` writes (None before the first buffer): a prefetch hint's
@@ -114,10 +96,6 @@ mod tests {
     use super::*;
     use std::collections::VecDeque;
 
-    fn frame(k: u64) -> Frame {
-        Frame::data(0, 1, 1500, SimTime(k))
-    }
-
     #[test]
     fn behaves_as_a_deque_across_growth_and_wrap_around() {
         let mut pipe = Pipe::default();
@@ -126,16 +104,16 @@ mod tests {
         for k in 0..10_000u64 {
             rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             if !(rng >> 33).is_multiple_of(3) {
-                pipe.push_back(&frame(k), SimTime(k));
+                pipe.push_back(k as FrameSlot, SimTime(k));
                 deque.push_back(k);
             } else {
-                assert_eq!(pipe.pop_front().map(|f| f.born.ps()), deque.pop_front());
+                assert_eq!(pipe.pop_front().map(u64::from), deque.pop_front());
             }
             assert_eq!(pipe.len(), deque.len());
             assert_eq!(pipe.front().map(|e| e.arrival.ps()), deque.front().copied());
             assert_eq!(pipe.back().map(|e| e.arrival.ps()), deque.back().copied());
             if k % 97 == 0 {
-                let ours: Vec<_> = pipe.iter().map(|e| e.frame.born.ps()).collect();
+                let ours: Vec<_> = pipe.iter().map(|e| e.slot as u64).collect();
                 let theirs: Vec<_> = deque.iter().copied().collect();
                 assert_eq!(ours, theirs);
             }
@@ -147,13 +125,13 @@ mod tests {
         let mut pipe = Pipe::default();
         assert!(pipe.next_slot().is_none());
         for k in 0..40u64 {
-            pipe.push_back(&frame(k), SimTime(k));
+            pipe.push_back(k as FrameSlot, SimTime(k));
             if k.is_multiple_of(3) {
                 pipe.pop_front();
             }
             if pipe.len() < pipe.slots.len() {
                 let next = pipe.next_slot().map(|e| e as *const InFlight);
-                pipe.push_back(&frame(1000 + k), SimTime(1000 + k));
+                pipe.push_back(1000 + k as FrameSlot, SimTime(1000 + k));
                 assert_eq!(next, pipe.back().map(|e| e as *const InFlight));
                 pipe.pop_front();
             }

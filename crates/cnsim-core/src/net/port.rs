@@ -18,6 +18,7 @@ use crate::cc::HopTelemetry;
 use crate::flow_control::lane::PauseLane;
 use crate::flow_control::pfc::ClassLanes;
 use crate::net::frame::{Frame, Payload, NO_SEQ};
+use crate::net::frame_store::{FrameSlot, FrameStore};
 use crate::net::link_loss::LinkLoss;
 use crate::net::pipe::{InFlight, Pipe};
 use crate::net::scheduler::ClassQueues;
@@ -44,9 +45,10 @@ pub(crate) struct PortStats {
 // rarely used lanes last.
 #[repr(C)]
 pub(crate) struct Port {
-    /// Frames on the link with their arrival times, in order. A frame enters when its
-    /// transmission starts, so it is copied once per hop (a separate "sending" slot cost two
-    /// more copies of the frame and a store-forwarding stall); the head has an arrival event.
+    /// Frames on the link with their arrival times, in order (their slots in the network's
+    /// `FrameStore`). A frame enters when its transmission starts (a separate "sending" slot
+    /// cost two more copies of the frame and a store-forwarding stall); the head has an
+    /// arrival event.
     pipe: Pipe,
     /// Frame loss on this direction of the link (`link_loss.rs`); None = lossless.
     pub(crate) loss: Option<Box<LinkLoss>>,
@@ -153,17 +155,23 @@ impl Port {
         self.pfc.as_ref().map_or(0, |p| p.paused_mask(now))
     }
 
-    /// Hands `frame` to the link whole at `now`: it enters the pipe with its arrival time and
-    /// the transmitter is busy until its last bit leaves. Returns `Some(arrival)` when the
-    /// pipe was empty, i.e. the caller must schedule the pipe's next arrival.
+    /// Hands `frame` to the link whole at `now`: it goes into `frames` and enters the pipe
+    /// with its arrival time, and the transmitter is busy until its last bit leaves. Returns
+    /// the entry when the pipe was empty, i.e. the caller must schedule its arrival.
     #[inline(always)]
-    fn put_on_link(&mut self, frame: Frame, now: SimTime) -> Option<SimTime> {
+    fn put_on_link(
+        &mut self,
+        frame: &Frame,
+        now: SimTime,
+        frames: &mut FrameStore,
+    ) -> Option<InFlight> {
         debug_assert!(!self.is_busy(now), "{}: transmitter busy", self.name);
         let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
         self.free_at = now + self.tx_timer.time(wire_bytes, self.rate_bps);
         let arrival = self.free_at + self.delay;
-        self.pipe.push_back(&frame, arrival);
-        (self.pipe.len() == 1).then_some(arrival)
+        let slot = frames.put(frame);
+        self.pipe.push_back(slot, arrival);
+        (self.pipe.len() == 1).then_some(InFlight { arrival, slot })
     }
 
     fn count_sent(&mut self, bytes: u32, is_data: bool) {
@@ -176,28 +184,38 @@ impl Port {
 
     /// Sends `frame` in one step (hosts): it enters the pipe at once with its arrival time,
     /// and is counted at once; the port is free again at the returned time, when the caller
-    /// decides what to send next. Returns (end of transmission, `Some(arrival)` when the caller
-    /// must schedule the pipe's next arrival).
-    pub(crate) fn send_whole(&mut self, frame: Frame, now: SimTime) -> (SimTime, Option<SimTime>) {
+    /// decides what to send next. Returns (end of transmission, the entry whose arrival the
+    /// caller must schedule, if the pipe was empty).
+    pub(crate) fn send_whole(
+        &mut self,
+        frame: Frame,
+        now: SimTime,
+        frames: &mut FrameStore,
+    ) -> (SimTime, Option<InFlight>) {
         let (bytes, is_data) = (frame.bytes, frame.is_data());
-        let arrival = self.put_on_link(frame, now);
+        let arrival = self.put_on_link(&frame, now, frames);
         self.count_sent(bytes, is_data);
         (self.free_at, arrival)
     }
 
     /// Starts `frame` on a switch port: as `send_whole`, but the frame is counted when its last
     /// bit leaves (at the next start, or when the counters are read: `settle`). Returns
-    /// (the previous frame was counted now: one more frame-hop, `Some(arrival)` as
+    /// (the previous frame was counted now: one more frame-hop, the entry to schedule as
     /// `send_whole`).
     #[inline(always)]
-    pub(crate) fn start_whole(&mut self, frame: Frame, now: SimTime) -> (bool, Option<SimTime>) {
+    pub(crate) fn start_whole(
+        &mut self,
+        frame: &Frame,
+        now: SimTime,
+        frames: &mut FrameStore,
+    ) -> (bool, Option<InFlight>) {
         let counted = self.settle(now);
         self.leaving = Leaving {
             pending: true,
             is_data: frame.is_data(),
             bytes: frame.bytes,
         };
-        (counted, self.put_on_link(frame, now))
+        (counted, self.put_on_link(frame, now, frames))
     }
 
     /// Counts the switch port's frame in transmission if its last bit has left by `by`.
@@ -216,32 +234,41 @@ impl Port {
         true
     }
 
-    /// The pipe's head frame reaches the peer: returns it, and the arrival time of the next
-    /// frame, which the caller must schedule.
-    pub(crate) fn pop_arrival(&mut self) -> (Frame, Option<SimTime>) {
-        let frame = self.pipe.pop_front().expect("Arrive on an empty pipe");
-        (frame, self.pipe.front().map(|e| e.arrival))
+    /// The pipe's head frame reaches the peer: returns its slot, and the next entry, whose
+    /// arrival the caller must schedule.
+    pub(crate) fn pop_arrival(&mut self) -> (FrameSlot, Option<InFlight>) {
+        let slot = self.pipe.pop_front().expect("Arrive on an empty pipe");
+        (slot, self.pipe.front().copied())
     }
 
-    /// The frame being serialised, if any.
+    /// The slot of the frame being serialised, if any.
     #[cfg(test)]
-    pub(crate) fn sending(&self, now: SimTime) -> Option<&Frame> {
+    pub(crate) fn sending(&self, now: SimTime) -> Option<FrameSlot> {
         self.pipe
             .back()
             .filter(|_| self.is_busy(now))
-            .map(|e| &e.frame)
+            .map(|e| e.slot)
     }
 
     /// Stamps the data frame just started with this egress's in-band telemetry (the queue it
     /// leaves behind, the bytes sent with it, the time, the rate: `cc/telemetry.rs`) if it
     /// belongs to a transported flow. Out of line: only schemes that ask for telemetry call it.
     #[inline(never)]
-    pub(crate) fn stamp_telemetry(&mut self, now: SimTime, store: &mut TelemetryStore) {
+    pub(crate) fn stamp_telemetry(
+        &mut self,
+        now: SimTime,
+        store: &mut TelemetryStore,
+        frames: &mut FrameStore,
+    ) {
         let (queue_bytes, sent_bytes, rate_bps) =
             (self.data_bytes, self.stats.tx_bytes, self.rate_bps);
-        let Some(frame) = self.just_started().filter(|f| f.seq != NO_SEQ) else {
+        let Some(slot) = self.just_started() else {
             return;
         };
+        let frame = frames.get_mut(slot);
+        if frame.seq == NO_SEQ {
+            return;
+        }
         let hop = HopTelemetry {
             queue_bytes,
             tx_bytes: sent_bytes + frame.bytes as u64,
@@ -253,25 +280,22 @@ impl Port {
         }
     }
 
-    /// The frame whose transmission just started (the pipe's last), to stamp or mark it on
-    /// its way out.
-    pub(crate) fn just_started(&mut self) -> Option<&mut Frame> {
-        self.pipe.back_mut().map(|e| &mut e.frame)
+    /// The slot of the frame whose transmission just started (the pipe's last), to stamp or
+    /// mark it on its way out.
+    pub(crate) fn just_started(&self) -> Option<FrameSlot> {
+        self.pipe.back().map(|e| e.slot)
     }
 
-    /// The frame that arrives next, if any is on the link or being sent.
-    pub(crate) fn pipe_head(&self) -> Option<&Frame> {
-        self.pipe.front().map(|e| &e.frame)
+    /// The slot of the frame that arrives next, if any is on the link or being sent.
+    #[cfg(test)]
+    pub(crate) fn pipe_head(&self) -> Option<FrameSlot> {
+        self.pipe.front().map(|e| e.slot)
     }
 
-    /// What `pop_arrival` reads: the arriving frame and the next entry's arrival time (a
-    /// prefetch hint's targets, `sim/prefetch.rs`).
-    pub(crate) fn pipe_front_two(&self) -> (Option<&Frame>, Option<&SimTime>) {
-        let mut entries = self.pipe.iter();
-        (
-            entries.next().map(|e| &e.frame),
-            entries.next().map(|e| &e.arrival),
-        )
+    /// What `pop_arrival` reads: the pipe's first entry, the second beside it (a prefetch
+    /// hint's target, `sim/prefetch.rs`).
+    pub(crate) fn pipe_front(&self) -> Option<&InFlight> {
+        self.pipe.front()
     }
 
     /// Where the next frame started here will be written: a prefetch hint's target.
@@ -316,10 +340,12 @@ impl Port {
         self.stats.window_peak_queue_bytes = self.stats.window_peak_queue_bytes.max(level_bytes);
     }
 
-    /// Data frames held here: queued, being sent, or on the wire.
-    pub(crate) fn data_frames_held(&self) -> u64 {
+    /// Data frames held here: queued, being sent, or on the wire (stored in `frames`).
+    pub(crate) fn data_frames_held(&self, frames: &FrameStore) -> u64 {
         // The frame being sent is already in the pipe.
-        let piped = self.pipe.iter().filter(|e| e.frame.is_data()).count() as u64;
+        let piped = (self.pipe.iter())
+            .filter(|e| frames.get(e.slot).is_data())
+            .count() as u64;
         // Probes riding the data queue are not data.
         let queued = self.data_q.iter().filter(|f| f.is_data()).count() as u64;
         queued + piped
@@ -342,6 +368,11 @@ mod tests {
 
     fn port() -> Port {
         Port::new("a->b".into(), 1, 0, 10e9, SimTime::from_micros(1))
+    }
+
+    /// The arrival time of an entry to schedule.
+    fn at(entry: Option<InFlight>) -> Option<SimTime> {
+        entry.map(|e| e.arrival)
     }
 
     #[test]
@@ -380,25 +411,25 @@ mod tests {
 
     #[test]
     fn frame_takes_serialisation_plus_delay() {
-        let mut p = port();
+        let (mut p, mut fs) = (port(), FrameStore::default());
         let frame = Frame::data(0, 1, 1500, SimTime::ZERO);
-        let (done, arrival) = p.send_whole(frame, SimTime::ZERO);
+        let (done, arrival) = p.send_whole(frame, SimTime::ZERO, &mut fs);
         assert_eq!(done, SimTime::from_nanos(1200));
-        assert_eq!(arrival, Some(SimTime::from_nanos(2200)));
+        assert_eq!(at(arrival), Some(SimTime::from_nanos(2200)));
         assert!(p.is_busy(SimTime::from_nanos(1199)) && !p.is_busy(done));
         // A second frame behind it in the pipe needs no new arrival event.
-        assert_eq!(p.send_whole(frame, done).1, None);
-        assert_eq!(p.pop_arrival().1, Some(SimTime::from_nanos(3400)));
+        assert!(p.send_whole(frame, done, &mut fs).1.is_none());
+        assert_eq!(at(p.pop_arrival().1), Some(SimTime::from_nanos(3400)));
         assert_eq!(p.stats.tx_frames, 2);
     }
 
     #[test]
     fn a_switch_port_counts_a_frame_when_its_last_bit_leaves() {
         let frame = Frame::data(0, 1, 1500, SimTime::ZERO);
-        let mut p = port();
-        let (counted, arrival) = p.start_whole(frame, SimTime::ZERO);
+        let (mut p, mut fs) = (port(), FrameStore::default());
+        let (counted, arrival) = p.start_whole(&frame, SimTime::ZERO, &mut fs);
         assert!(!counted);
-        assert_eq!(arrival, Some(SimTime::from_nanos(2200)));
+        assert_eq!(at(arrival), Some(SimTime::from_nanos(2200)));
         assert!(p.sending(SimTime::from_nanos(600)).is_some());
         // Still leaving at 1199 ns: not counted; counted once its last bit left at 1200 ns.
         assert!(!p.settle(SimTime::from_nanos(1199)));
@@ -407,29 +438,31 @@ mod tests {
         assert_eq!((p.stats.tx_frames, p.stats.data_tx_bytes), (1, 1500));
         assert!(!p.settle(SimTime::from_nanos(5000)), "counted once");
         // The next start counts the frame before it, if nothing read the counters meanwhile.
-        let (counted, arrival) = p.start_whole(frame, SimTime::from_nanos(1200));
+        let (counted, arrival) = p.start_whole(&frame, SimTime::from_nanos(1200), &mut fs);
         assert!(!counted && arrival.is_none());
-        let (counted, _) = p.start_whole(frame, SimTime::from_nanos(2400));
+        let (counted, _) = p.start_whole(&frame, SimTime::from_nanos(2400), &mut fs);
         assert!(counted);
         assert_eq!(p.stats.tx_frames, 2);
-        assert_eq!(p.data_frames_held(), 3);
+        assert_eq!(p.data_frames_held(&fs), 3);
 
         // A long link: every frame has left; each arrival names the next one's.
         let mut long = Port::new("a->b".into(), 1, 0, 10e9, SimTime::from_micros(10));
-        assert!(long.start_whole(frame, SimTime::ZERO).1.is_some());
-        assert!(long
-            .start_whole(frame, SimTime::from_nanos(1200))
-            .1
-            .is_none());
-        assert_eq!(long.pop_arrival().1, Some(SimTime::from_nanos(12_400)));
-        assert_eq!(long.data_frames_held(), 1);
+        let mut fs = FrameStore::default();
+        assert!(long.start_whole(&frame, SimTime::ZERO, &mut fs).1.is_some());
+        let later = SimTime::from_nanos(1200);
+        assert!(long.start_whole(&frame, later, &mut fs).1.is_none());
+        let (arrived, next) = long.pop_arrival();
+        fs.take(arrived);
+        assert_eq!(at(next), Some(SimTime::from_nanos(12_400)));
+        assert_eq!(long.data_frames_held(&fs), 1);
     }
 
     #[test]
     fn a_scheduled_rate_sets_the_serialisation_time() {
-        let mut p = port();
+        let (mut p, mut fs) = (port(), FrameStore::default());
         p.rate_bps = 2e9;
-        let (done, _) = p.send_whole(Frame::data(0, 1, 1500, SimTime::ZERO), SimTime::ZERO);
+        let frame = Frame::data(0, 1, 1500, SimTime::ZERO);
+        let (done, _) = p.send_whole(frame, SimTime::ZERO, &mut fs);
         assert_eq!(done, SimTime::from_micros(6));
     }
 

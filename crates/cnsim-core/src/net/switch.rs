@@ -17,6 +17,7 @@ use crate::engine::{NodeIdx, PortIdx};
 use crate::flow_control::Lane;
 use crate::net::forwarding::Forwarding;
 use crate::net::frame::{Frame, Payload};
+use crate::net::frame_store::FrameStore;
 use crate::net::port::Port;
 use crate::net::switch_pause::{PauseTriggers, Reconsider};
 use crate::net::switch_pfc::{Admission, SwitchPfc};
@@ -420,7 +421,7 @@ impl Switch {
         }
     }
 
-    pub(crate) fn data_frames_held(&self) -> u64 {
-        self.ports.iter().map(Port::data_frames_held).sum()
+    pub(crate) fn data_frames_held(&self, frames: &FrameStore) -> u64 {
+        self.ports.iter().map(|p| p.data_frames_held(frames)).sum()
     }
 }

@@ -59,7 +59,7 @@ impl Switch {
         let now = ctx.q.now();
         let port = &mut self.ports[p as usize];
         if let Some(ctrl) = port.ctrl_q.pop_front() {
-            self.hand_to_link(me, p, ctrl, ctx);
+            self.hand_to_link(me, p, &ctrl, ctx);
             return;
         }
         if port.is_paused(now) {
@@ -73,13 +73,15 @@ impl Switch {
         port.change_queue(now, false, bytes);
         let queue_bytes = port.data_bytes;
         let (ingress, class) = (frame.ingress as usize, frame.priority as usize);
-        self.hand_to_link(me, p, frame, ctx);
+        self.hand_to_link(me, p, &frame, ctx);
         let port = &mut self.ports[p as usize];
         if self.stamps_telemetry {
-            port.stamp_telemetry(now, &mut ctx.telemetry);
+            port.stamp_telemetry(now, &mut ctx.telemetry, &mut ctx.frames);
         }
-        // The CP sees (and may mark) the frame on its way out, in the pipe.
-        let sent = port.just_started().expect("just started");
+        // The CP sees (and may mark) the frame on its way out, on the link.
+        let sent = ctx
+            .frames
+            .get_mut(port.just_started().expect("just started"));
         let about = (self.cps.get_mut(p as usize))
             .and_then(|cp| cp.as_mut()?.on_dequeue(sent, queue_bytes))
             .map(|msg| (msg, *sent));
@@ -121,16 +123,16 @@ impl Switch {
         }
         let bytes = frame.bytes as u64;
         port.pass_queue(now, bytes);
-        self.hand_to_link(me, out, *frame, ctx);
+        self.hand_to_link(me, out, frame, ctx);
         let port = &mut self.ports[out as usize];
-        // The input port is written into the frame where it now is, in the pipe: written into
-        // a copy first, its two bytes read back within the whole frame by the pipe's push
+        // The input port is written into the frame where it now is, on the link: written into
+        // a copy first, its two bytes read back within the whole frame by the store's write
         // stalled on store forwarding (a third of `put_on_link`'s samples on a large fabric).
-        if let Some(sent) = port.just_started() {
-            sent.ingress = in_port;
+        if let Some(slot) = port.just_started() {
+            ctx.frames.get_mut(slot).ingress = in_port;
         }
         if self.stamps_telemetry {
-            port.stamp_telemetry(now, &mut ctx.telemetry);
+            port.stamp_telemetry(now, &mut ctx.telemetry, &mut ctx.frames);
         }
         true
     }
@@ -151,13 +153,20 @@ impl Switch {
         &mut self,
         me: NodeIdx,
         p: PortIdx,
-        frame: crate::net::frame::Frame,
+        frame: &crate::net::frame::Frame,
         ctx: &mut Ctx,
     ) {
         let port = &mut self.ports[p as usize];
-        let (counted, arrival) = port.start_whole(frame, ctx.q.now());
-        if let Some(at) = arrival {
-            ctx.q.schedule(at, EventKind::Arrive { node: me, port: p });
+        let (counted, arrival) = port.start_whole(frame, ctx.q.now(), &mut ctx.frames);
+        if let Some(entry) = arrival {
+            let (slot, peer) = (entry.slot, port.peer_node);
+            let arrive = EventKind::Arrive {
+                node: me,
+                port: p,
+                slot,
+                peer,
+            };
+            ctx.q.schedule(entry.arrival, arrive);
         }
         ctx.counters.frame_hops += counted as u64;
         if port.has_waiting() {
@@ -205,9 +214,19 @@ mod tests {
                 assert_eq!(node, S, "only switch ports have PortFree events");
                 port_free += 1;
             }
-            EventKind::Arrive { node: S, port } => {
+            EventKind::Arrive {
+                node: S,
+                port,
+                slot,
+                peer,
+            } => {
                 let link = &net.nodes[S as usize].ports()[port as usize];
-                assert_eq!(link.peer_node, 1, "s sends only to b");
+                assert_eq!((link.peer_node, peer), (1, 1), "s sends only to b");
+                assert_eq!(
+                    link.pipe_head(),
+                    Some(slot),
+                    "the event names the arriving frame"
+                );
                 arrivals_at_b.push(net.ctx.q.now());
             }
             _ => {}
@@ -270,7 +289,8 @@ mod tests {
         assert_eq!((s.memory_bytes, s.peak_memory_bytes), (0, 1500));
         assert!(s.ingress_bytes.iter().all(|&b| b == 0));
         // It came in by port 0 (a's link).
-        assert_eq!(port.pipe_head().map(|f| f.ingress), Some(0));
+        let sent = port.pipe_head().map(|slot| t.net.ctx.frames.get(slot));
+        assert_eq!(sent.map(|f| f.ingress), Some(0));
     }
 
     #[test]

@@ -211,12 +211,13 @@ impl Simulation {
         };
         while let Some(ev) = self.net.ctx.q.pop_until(end) {
             if self.prefetch {
-                prefetch::ahead(
-                    &self.net.ctx.q,
-                    &self.net.nodes,
-                    &self.sources,
-                    &self.net.ctx.flows,
-                );
+                let state = prefetch::State {
+                    nodes: &self.net.nodes,
+                    sources: &self.sources,
+                    flows: &self.net.ctx.flows,
+                    frames: &self.net.ctx.frames,
+                };
+                prefetch::ahead(&self.net.ctx.q, &state);
             }
             self.dispatch(ev);
             let processed = self.net.ctx.q.processed();

@@ -8,6 +8,7 @@
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
 use crate::flows::{FlowRecords, FlowTable};
+use crate::net::frame_store::FrameStore;
 use crate::net::path;
 use crate::net::telemetry::TelemetryStore;
 use crate::net::{Ctx, Node};
@@ -41,6 +42,7 @@ impl Network {
                 counters: Counters::default(),
                 flows,
                 telemetry: TelemetryStore::default(),
+                frames: FrameStore::default(),
                 scheme,
                 control_bytes,
             },
@@ -64,7 +66,7 @@ impl Network {
                     s.on_port_free(node, port, ctx);
                 }
             }
-            EventKind::Arrive { node, port } => self.on_arrive(node, port),
+            EventKind::Arrive { node, port, .. } => self.on_arrive(node, port),
             EventKind::PauseExpire { node, port, lane } => {
                 let (nodes, ctx) = self.ctx();
                 nodes[node as usize].on_pause_expire(node, port, lane, ctx);
@@ -135,11 +137,21 @@ impl Network {
             // arrival copy the frame twice (2% of the event loop on a lossless network).
             return self.on_arrive_lossy(node, port);
         }
-        let (frame, next) = p.pop_arrival();
-        if let Some(next) = next {
-            ctx.q.schedule(next, EventKind::Arrive { node, port });
-        }
+        let (slot, next) = p.pop_arrival();
         let (peer, peer_port) = (p.peer_node, p.peer_port);
+        if let Some(next) = next {
+            let slot = next.slot;
+            ctx.q.schedule(
+                next.arrival,
+                EventKind::Arrive {
+                    node,
+                    port,
+                    slot,
+                    peer,
+                },
+            );
+        }
+        let frame = ctx.frames.take(slot);
         nodes[peer as usize].receive(peer, peer_port, frame, ctx);
     }
 
@@ -148,10 +160,21 @@ impl Network {
     fn on_arrive_lossy(&mut self, node: NodeIdx, port: PortIdx) {
         let (nodes, ctx) = self.ctx();
         let p = nodes[node as usize].port_mut(port);
-        let (frame, next) = p.pop_arrival();
+        let (slot, next) = p.pop_arrival();
+        let (peer, peer_port) = (p.peer_node, p.peer_port);
         if let Some(next) = next {
-            ctx.q.schedule(next, EventKind::Arrive { node, port });
+            let slot = next.slot;
+            ctx.q.schedule(
+                next.arrival,
+                EventKind::Arrive {
+                    node,
+                    port,
+                    slot,
+                    peer,
+                },
+            );
         }
+        let frame = ctx.frames.take(slot);
         if p.loss.as_deref_mut().is_some_and(|l| l.loses(&frame)) {
             if frame.is_data() {
                 ctx.drop_frame(DropPlace::Link, &frame);
@@ -160,7 +183,6 @@ impl Network {
             }
             return;
         }
-        let (peer, peer_port) = (p.peer_node, p.peer_port);
         nodes[peer as usize].receive(peer, peer_port, frame, ctx);
     }
 
@@ -187,8 +209,8 @@ impl Network {
         self.nodes
             .iter()
             .map(|n| match n {
-                Node::Host(h) => h.data_frames_held(),
-                Node::Switch(s) => s.data_frames_held(),
+                Node::Host(h) => h.data_frames_held(&self.ctx.frames),
+                Node::Switch(s) => s.data_frames_held(&self.ctx.frames),
             })
             .sum()
     }

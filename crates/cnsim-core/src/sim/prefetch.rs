@@ -5,10 +5,11 @@
 //! touch, in four stages one event apart, each reading only what the stage before loaded for
 //! that event one event earlier. While an event is handled:
 //! - the fourth event after it gets its element loaded (its port, source or host; for an
-//!   arrival only the sending port's first 64 bytes, what the handler reads there);
-//! - the third, what that element points at: the first two entries of the pipe (the arriving
-//!   frame, and the next arrival time the handler reads), the node the frame arrives at; a
-//!   waking host's next VOQ and the pipe slot its next frame will be written to;
+//!   arrival the sending port's first 64 bytes, what the handler reads there, and the
+//!   arriving frame, whose slot in the frame store the event names);
+//! - the third, what that element points at: the pipe's first entries (the arriving frame's,
+//!   and the next arrival the handler schedules), the node the frame arrives at (the event
+//!   names it too); a waking host's next VOQ and the slots its next frame will be written to;
 //! - the second, the forwarding entry that switch reads for the frame; the flow record that
 //!   VOQ sends from;
 //! - the next one, the output port the frame will be queued on (the fields a leaving frame
@@ -29,6 +30,7 @@
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
 use crate::flows::FlowTable;
 use crate::net::frame::Frame;
+use crate::net::frame_store::FrameStore;
 use crate::net::port::Port;
 use crate::net::Node;
 use crate::traffic::Source;
@@ -53,20 +55,28 @@ pub(super) fn worthwhile(nodes: &[Node], sources: &[Source]) -> bool {
     state_bytes > MIN_STATE_BYTES
 }
 
+/// What the prefetcher reads: the elements, the sources, the flows and the frames on links.
+pub(super) struct State<'a> {
+    pub(super) nodes: &'a [Node],
+    pub(super) sources: &'a [Source],
+    pub(super) flows: &'a FlowTable,
+    pub(super) frames: &'a FrameStore,
+}
+
 /// Prefetches for the events after the one about to be dispatched.
-pub(super) fn ahead(q: &EventQueue, nodes: &[Node], sources: &[Source], flows: &FlowTable) {
+pub(super) fn ahead(q: &EventQueue, state: &State) {
     let upcoming = q.upcoming();
     if let Some(ev) = upcoming.get(4) {
-        element(ev, nodes, sources);
+        element(ev, state);
     }
     if let Some(ev) = upcoming.get(3) {
-        targets(ev, nodes, sources);
+        targets(ev, state);
     }
     if let Some(ev) = upcoming.get(2) {
-        route(ev, nodes, flows);
+        route(ev, state);
     }
     if let Some(ev) = upcoming.get(1) {
-        output(ev, nodes, flows);
+        output(ev, state);
     }
 }
 
@@ -75,16 +85,22 @@ fn port_of(nodes: &[Node], node: NodeIdx, port: PortIdx) -> Option<&Port> {
 }
 
 /// Stage one: the state the event's handler starts from.
-fn element(ev: EventKind, nodes: &[Node], sources: &[Source]) {
+fn element(ev: EventKind, state: &State) {
+    let (nodes, sources) = (state.nodes, state.sources);
     match ev {
         EventKind::PortFree { node, port } => {
             if let Some(p) = port_of(nodes, node, port) {
                 lines(p);
             }
         }
-        EventKind::Arrive { node, port } => {
+        EventKind::Arrive {
+            node, port, slot, ..
+        } => {
             if let Some(p) = port_of(nodes, node, port) {
                 first_bytes(p, crate::net::port::ARRIVAL_FIELDS_BYTES);
+            }
+            if let Some(frame) = state.frames.peek(slot) {
+                lines(frame);
             }
         }
         EventKind::SourceArrival(s) => {
@@ -102,20 +118,16 @@ fn element(ev: EventKind, nodes: &[Node], sources: &[Source]) {
 }
 
 /// Stage two: what the stage-one state points at.
-fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
+fn targets(ev: EventKind, state: &State) {
+    let (nodes, sources) = (state.nodes, state.sources);
     match ev {
-        EventKind::Arrive { node, port } => {
-            let Some(p) = port_of(nodes, node, port) else {
-                return;
-            };
-            let (frame, next_arrival) = p.pipe_front_two();
-            if let Some(frame) = frame {
-                first_line(frame);
+        EventKind::Arrive {
+            node, port, peer, ..
+        } => {
+            if let Some(entry) = port_of(nodes, node, port).and_then(Port::pipe_front) {
+                first_bytes(entry, 2 * std::mem::size_of_val(entry));
             }
-            if let Some(at) = next_arrival {
-                first_line(at);
-            }
-            match nodes.get(p.peer_node as usize) {
+            match nodes.get(peer as usize) {
                 Some(Node::Host(h)) => lines(&**h),
                 Some(Node::Switch(s)) => lines(&**s),
                 None => {}
@@ -139,8 +151,11 @@ fn targets(ev: EventKind, nodes: &[Node], sources: &[Source]) {
             if let Some(voq) = h.and_then(|h| h.next_voq()) {
                 lines(voq);
             }
-            if let Some(slot) = h.and_then(|h| h.port.pipe_next_slot()) {
-                lines(slot);
+            if let Some(entry) = h.and_then(|h| h.port.pipe_next_slot()) {
+                lines(entry);
+            }
+            if let Some(frame) = state.frames.next_slot() {
+                lines(frame);
             }
         }
         _ => {}
@@ -154,18 +169,21 @@ fn host(nodes: &[Node], node: NodeIdx) -> Option<&crate::net::host::Host> {
     }
 }
 
-/// The frame arriving by `Arrive { node, port }` and the node it arrives at.
-fn arriving(nodes: &[Node], node: NodeIdx, port: PortIdx) -> Option<(&Frame, &Node)> {
-    let p = port_of(nodes, node, port)?;
-    Some((p.pipe_head()?, nodes.get(p.peer_node as usize)?))
+/// The frame an `Arrive` event brings and the node it arrives at.
+fn arriving<'a>(ev: EventKind, state: &State<'a>) -> Option<(&'a Frame, &'a Node)> {
+    let EventKind::Arrive { slot, peer, .. } = ev else {
+        return None;
+    };
+    Some((state.frames.peek(slot)?, state.nodes.get(peer as usize)?))
 }
 
 /// Stage three: the forwarding entry a switch reads for the arriving frame; the flow a waking
 /// host's next VOQ sends from.
-fn route(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
+fn route(ev: EventKind, state: &State) {
+    let (nodes, flows) = (state.nodes, state.flows);
     match ev {
-        EventKind::Arrive { node, port } => {
-            if let Some((frame, Node::Switch(s))) = arriving(nodes, node, port) {
+        EventKind::Arrive { .. } => {
+            if let Some((frame, Node::Switch(s))) = arriving(ev, state) {
                 if let Some(entry) = s.route.entry_for(frame.dst) {
                     first_line(entry);
                 }
@@ -182,9 +200,10 @@ fn route(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
 }
 
 /// Stage four: the output port the arriving frame is queued on, or its flow at a host.
-fn output(ev: EventKind, nodes: &[Node], flows: &FlowTable) {
-    if let EventKind::Arrive { node, port } = ev {
-        match arriving(nodes, node, port) {
+fn output(ev: EventKind, state: &State) {
+    let flows = state.flows;
+    if let EventKind::Arrive { .. } = ev {
+        match arriving(ev, state) {
             Some((frame, Node::Switch(s))) => {
                 let Some(out) = s.route.port_if_routed(frame) else {
                     return; // PAUSE, PFC: handled where they arrive
@@ -268,16 +287,30 @@ mod tests {
             let Node::Host(a) = &mut built.nodes[0] else {
                 panic!("a is a host");
             };
-            let (_, arrival) = a.port.send_whole(frame, SimTime::ZERO);
-            let at = arrival.expect("the link was empty");
+            let mut frames = FrameStore::default();
+            let (_, arrival) = a.port.send_whole(frame, SimTime::ZERO, &mut frames);
+            let entry = arrival.expect("the link was empty");
+            let (slot, peer) = (entry.slot, a.port.peer_node);
             let mut q = EventQueue::new();
             // The frame's arrival at s (from a, node 0, by its port 0) is each of the four
             // events ahead of the current one.
             for _ in 0..5 {
-                q.schedule(at, EventKind::Arrive { node: 0, port: 0 });
+                let arrive = EventKind::Arrive {
+                    node: 0,
+                    port: 0,
+                    slot,
+                    peer,
+                };
+                q.schedule(entry.arrival, arrive);
             }
             q.pop_until(SimTime::MAX).expect("five events");
-            ahead(&q, &built.nodes, &built.sources, &FlowTable::default());
+            let state = State {
+                nodes: &built.nodes,
+                sources: &built.sources,
+                flows: &FlowTable::default(),
+                frames: &frames,
+            };
+            ahead(&q, &state);
         }
     }
 }

@@ -104,9 +104,9 @@ impl Host {
     }
 
     /// Data frames held by this host: queued to send, on its link, or in its receiver.
-    pub(crate) fn data_frames_held(&self) -> u64 {
+    pub(crate) fn data_frames_held(&self, frames: &crate::net::frame_store::FrameStore) -> u64 {
         let queued: u64 = self.voqs.iter().map(|v| v.frames.len() as u64).sum();
-        queued + self.port.data_frames_held() + self.rx.queue.len() as u64
+        queued + self.port.data_frames_held(frames) + self.rx.queue.len() as u64
     }
 }
 

@@ -41,9 +41,16 @@ impl Host {
     }
 
     fn send(&mut self, me: NodeIdx, frame: Frame, now: SimTime, ctx: &mut Ctx) {
-        let (done, arrival) = self.port.send_whole(frame, now);
-        if let Some(at) = arrival {
-            ctx.q.schedule(at, EventKind::Arrive { node: me, port: 0 });
+        let (done, arrival) = self.port.send_whole(frame, now, &mut ctx.frames);
+        if let Some(entry) = arrival {
+            let (slot, peer) = (entry.slot, self.port.peer_node);
+            let arrive = EventKind::Arrive {
+                node: me,
+                port: 0,
+                slot,
+                peer,
+            };
+            ctx.q.schedule(entry.arrival, arrive);
         }
         ctx.counters.frame_hops += 1;
         self.free_at = done;

@@ -76,9 +76,16 @@ impl PausedHost {
         self.kit.run_until(end, |net, ev| {
             // Hosts hand whole frames to the link: a frame's transmission ended one link delay
             // before it arrives.
-            if let EventKind::Arrive { node: 0, port: 0 } = ev {
+            if let EventKind::Arrive {
+                node: 0,
+                port: 0,
+                slot,
+                ..
+            } = *ev
+            {
                 let port = &net.nodes[0].ports()[0];
-                let frame = port.pipe_head().expect("a frame arrives");
+                assert_eq!(port.pipe_head(), Some(slot), "a frame arrives");
+                let frame = net.ctx.frames.get(slot);
                 let done = net.ctx.q.now() - port.delay;
                 sent.borrow_mut()
                     .push((done, frame.is_data(), frame.priority));

@@ -941,10 +941,13 @@ pub(super) mod tests {
         });
         let (mut from_a, mut from_b): (Seen, Seen) = (Vec::new(), Vec::new());
         tn.run_until(SimTime::from_micros(until_us), |net, ev| {
-            if let EventKind::Arrive { node, port } = *ev {
-                let f = net.nodes[node as usize].ports()[port as usize]
-                    .pipe_head()
-                    .expect("an arrival has a frame");
+            if let EventKind::Arrive {
+                node, port, slot, ..
+            } = *ev
+            {
+                let head = net.nodes[node as usize].ports()[port as usize].pipe_head();
+                assert_eq!(head, Some(slot), "an arrival has a frame");
+                let f = net.ctx.frames.get(slot);
                 let (kind, sacked) = match f.payload {
                     Payload::Ack(a) => (Some(ReplyKind::Ack), a.sacked),
                     Payload::Nack(a) => (Some(ReplyKind::Nack), a.sacked),
