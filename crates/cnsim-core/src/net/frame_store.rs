@@ -17,19 +17,34 @@ pub(crate) struct FrameStore {
     frames: Vec<Frame>,
     /// Slots not holding a frame, the most recently freed last.
     free: Vec<FrameSlot>,
+    /// The slot `put` wrote last.
+    last: FrameSlot,
 }
 
 impl FrameStore {
     /// Stores `frame` (copied straight into its slot) and returns the slot.
     #[inline]
     pub(crate) fn put(&mut self, frame: &Frame) -> FrameSlot {
-        match self.free.pop() {
+        self.last = match self.free.pop() {
             Some(slot) => {
                 self.frames[slot as usize] = *frame;
                 slot
             }
             None => self.grow(frame),
-        }
+        };
+        self.last
+    }
+
+    /// The slot `put` wrote last.
+    pub(crate) fn last_put(&self) -> FrameSlot {
+        self.last
+    }
+
+    /// The frame `put` stored last: the one a port has just started, to stamp or mark it on
+    /// its way out (found without the port's pipe).
+    #[inline]
+    pub(crate) fn last_put_mut(&mut self) -> &mut Frame {
+        &mut self.frames[self.last as usize]
     }
 
     #[cold]
@@ -94,6 +109,7 @@ mod tests {
         let c = store.put(&frame(300));
         assert_eq!(c, a, "the freed slot is reused");
         assert_eq!(store.get(c).bytes, 300);
+        assert_eq!(store.last_put_mut().bytes, 300);
         store.get_mut(b).bytes = 250;
         assert_eq!(store.take(b).bytes, 250);
         assert_eq!(store.len(), 1);

@@ -79,9 +79,8 @@ impl Switch {
             port.stamp_telemetry(now, &mut ctx.telemetry, &mut ctx.frames);
         }
         // The CP sees (and may mark) the frame on its way out, on the link.
-        let sent = ctx
-            .frames
-            .get_mut(port.just_started().expect("just started"));
+        debug_assert_eq!(port.just_started(), Some(ctx.frames.last_put()));
+        let sent = ctx.frames.last_put_mut();
         let about = (self.cps.get_mut(p as usize))
             .and_then(|cp| cp.as_mut()?.on_dequeue(sent, queue_bytes))
             .map(|msg| (msg, *sent));
@@ -128,9 +127,8 @@ impl Switch {
         // The input port is written into the frame where it now is, on the link: written into
         // a copy first, its two bytes read back within the whole frame by the store's write
         // stalled on store forwarding (a third of `put_on_link`'s samples on a large fabric).
-        if let Some(slot) = port.just_started() {
-            ctx.frames.get_mut(slot).ingress = in_port;
-        }
+        debug_assert_eq!(port.just_started(), Some(ctx.frames.last_put()));
+        ctx.frames.last_put_mut().ingress = in_port;
         if self.stamps_telemetry {
             port.stamp_telemetry(now, &mut ctx.telemetry, &mut ctx.frames);
         }

@@ -63,6 +63,8 @@ pub struct Simulation {
     window_port_peaks: Option<Vec<(String, u64)>>,
     /// Prefetch what the next events touch (large networks only; `prefetch.rs`).
     prefetch: bool,
+    /// Where each node's ports are, for the prefetcher (`prefetch::port_addresses`).
+    ports_at: Vec<usize>,
     /// `summary.flows` of the flow records handed over so far.
     digest: FlowDigest,
 }
@@ -114,8 +116,10 @@ impl Simulation {
         let end = SimTime::from_secs_f64(scenario.duration_s);
         let probe_interval = SimTime::from_secs_f64(scenario.report.probe_interval_s);
         let control_bytes = scenario.model.control_frame_bytes;
+        let ports_at = prefetch::port_addresses(&built.nodes);
         let mut sim = Simulation {
             prefetch: prefetch::worthwhile(&built.nodes, &built.sources),
+            ports_at,
             net: Network::new(
                 built.nodes,
                 FlowTable::new(built.flows),
@@ -216,6 +220,7 @@ impl Simulation {
                     sources: &self.sources,
                     flows: &self.net.ctx.flows,
                     frames: &self.net.ctx.frames,
+                    ports_at: &self.ports_at,
                 };
                 prefetch::ahead(&self.net.ctx.q, &state);
             }

@@ -61,6 +61,22 @@ pub(super) struct State<'a> {
     pub(super) sources: &'a [Source],
     pub(super) flows: &'a FlowTable,
     pub(super) frames: &'a FrameStore,
+    /// Where each node's ports start (`port_addresses`).
+    pub(super) ports_at: &'a [usize],
+}
+
+/// The address of each node's first port, by node: the first stage finds an event's port from
+/// its indices alone, without loading the node's record for the place of its ports (a load
+/// that waited on a miss for every event). Addresses only, never read through: the ports do
+/// not move once built, and a stale one would only make a useless hint.
+pub(super) fn port_addresses(nodes: &[Node]) -> Vec<usize> {
+    nodes.iter().map(|n| n.ports().as_ptr() as usize).collect()
+}
+
+/// The first byte of `port` of `node` (any address if out of range: a hint's target only).
+fn port_address(state: &State, node: NodeIdx, port: PortIdx) -> Option<*const i8> {
+    let base = *state.ports_at.get(node as usize)?;
+    Some((base + port as usize * std::mem::size_of::<Port>()) as *const i8)
 }
 
 /// Prefetches for the events after the one about to be dispatched.
@@ -89,15 +105,15 @@ fn element(ev: EventKind, state: &State) {
     let (nodes, sources) = (state.nodes, state.sources);
     match ev {
         EventKind::PortFree { node, port } => {
-            if let Some(p) = port_of(nodes, node, port) {
-                lines(p);
+            if let Some(p) = port_address(state, node, port) {
+                bytes_at(p, std::mem::size_of::<Port>());
             }
         }
         EventKind::Arrive {
             node, port, slot, ..
         } => {
-            if let Some(p) = port_of(nodes, node, port) {
-                first_bytes(p, crate::net::port::ARRIVAL_FIELDS_BYTES);
+            if let Some(p) = port_address(state, node, port) {
+                bytes_at(p, crate::net::port::ARRIVAL_FIELDS_BYTES);
             }
             if let Some(frame) = state.frames.peek(slot) {
                 lines(frame);
@@ -241,7 +257,12 @@ fn lines<T>(value: &T) {
 /// Asks the CPU to bring the lines of the first `bytes` bytes of `value` into the cache.
 #[inline]
 fn first_bytes<T>(value: &T, bytes: usize) {
-    let start = (value as *const T).cast::<i8>();
+    bytes_at((value as *const T).cast::<i8>(), bytes);
+}
+
+/// Asks the CPU to bring the lines of the `bytes` bytes from `start` into the cache.
+#[inline]
+fn bytes_at(start: *const i8, bytes: usize) {
     for offset in (0..bytes).step_by(64) {
         prefetch_at(start.wrapping_add(offset));
     }
@@ -254,7 +275,7 @@ fn first_bytes<T>(value: &T, bytes: usize) {
 fn prefetch_at(address: *const i8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the
-    // address; the callers pass addresses inside live values.
+    // address; the callers pass addresses of live values, or computed from where they were.
     unsafe {
         std::arch::x86_64::_mm_prefetch(address, std::arch::x86_64::_MM_HINT_T0)
     };
@@ -309,6 +330,7 @@ mod tests {
                 sources: &built.sources,
                 flows: &FlowTable::default(),
                 frames: &frames,
+                ports_at: &port_addresses(&built.nodes),
             };
             ahead(&q, &state);
         }
