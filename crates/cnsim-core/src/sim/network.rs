@@ -8,8 +8,10 @@
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
 use crate::flows::{FlowRecords, FlowTable};
+use crate::net::frame::Frame;
 use crate::net::frame_store::FrameStore;
 use crate::net::path;
+use crate::net::port::Port;
 use crate::net::telemetry::TelemetryStore;
 use crate::net::{Ctx, Node};
 use crate::stats::{Counters, DropPlace, HostCounters};
@@ -137,21 +139,7 @@ impl Network {
             // arrival copy the frame twice (2% of the event loop on a lossless network).
             return self.on_arrive_lossy(node, port);
         }
-        let (slot, next) = p.pop_arrival();
-        let (peer, peer_port) = (p.peer_node, p.peer_port);
-        if let Some(next) = next {
-            let slot = next.slot;
-            ctx.q.schedule(
-                next.arrival,
-                EventKind::Arrive {
-                    node,
-                    port,
-                    slot,
-                    peer,
-                },
-            );
-        }
-        let frame = ctx.frames.take(slot);
+        let (frame, peer, peer_port) = take_arrival(p, node, port, ctx);
         nodes[peer as usize].receive(peer, peer_port, frame, ctx);
     }
 
@@ -160,21 +148,7 @@ impl Network {
     fn on_arrive_lossy(&mut self, node: NodeIdx, port: PortIdx) {
         let (nodes, ctx) = self.ctx();
         let p = nodes[node as usize].port_mut(port);
-        let (slot, next) = p.pop_arrival();
-        let (peer, peer_port) = (p.peer_node, p.peer_port);
-        if let Some(next) = next {
-            let slot = next.slot;
-            ctx.q.schedule(
-                next.arrival,
-                EventKind::Arrive {
-                    node,
-                    port,
-                    slot,
-                    peer,
-                },
-            );
-        }
-        let frame = ctx.frames.take(slot);
+        let (frame, peer, peer_port) = take_arrival(p, node, port, ctx);
         if p.loss.as_deref_mut().is_some_and(|l| l.loses(&frame)) {
             if frame.is_data() {
                 ctx.drop_frame(DropPlace::Link, &frame);
@@ -214,4 +188,28 @@ impl Network {
             })
             .sum()
     }
+}
+
+/// The head of port `p`'s pipe (`port` of `node`) reaches the peer: takes the frame out of the
+/// store and schedules the next frame's arrival. Returns the frame, the peer and its port.
+#[inline(always)]
+fn take_arrival(
+    p: &mut Port,
+    node: NodeIdx,
+    port: PortIdx,
+    ctx: &mut Ctx,
+) -> (Frame, NodeIdx, PortIdx) {
+    let (slot, next) = p.pop_arrival();
+    let peer = p.peer_node;
+    if let Some(next) = next {
+        let slot = next.slot;
+        let arrive = EventKind::Arrive {
+            node,
+            port,
+            slot,
+            peer,
+        };
+        ctx.q.schedule(next.arrival, arrive);
+    }
+    (ctx.frames.take(slot), peer, p.peer_port)
 }
