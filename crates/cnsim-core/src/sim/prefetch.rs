@@ -2,8 +2,9 @@
 //! its event comes (thousands of other events ran since it was last touched), and the loop
 //! waited on one cache miss after another. The next events are known (the event queue's
 //! current slot is a sorted run), so the loop asks the CPU to start loading what they will
-//! touch, in four stages one event apart, each reading only what the stage before loaded for
-//! that event one event earlier. While an event is handled:
+//! touch, in four stages one event apart, each reading only what the event names (and a
+//! table of the ports' addresses) or what the stage before loaded for that event one event
+//! earlier. While an event is handled:
 //! - the fourth event after it gets its element loaded (its port, source or host; for an
 //!   arrival the sending port's first 64 bytes, what the handler reads there, and the
 //!   arriving frame, whose slot in the frame store the event names);
@@ -66,9 +67,10 @@ pub(super) struct State<'a> {
 }
 
 /// The address of each node's first port, by node: the first stage finds an event's port from
-/// its indices alone, without loading the node's record for the place of its ports (a load
-/// that waited on a miss for every event). Addresses only, never read through: the ports do
-/// not move once built, and a stale one would only make a useless hint.
+/// its indices alone, without loading the node's record for the place of its ports (a
+/// dependent load before every first-stage prefetch of a port; docs/performance.md, "Session
+/// 25"). Addresses only, never read through: the ports do not move once built, and a stale
+/// one would only make a useless hint.
 pub(super) fn port_addresses(nodes: &[Node]) -> Vec<usize> {
     nodes.iter().map(|n| n.ports().as_ptr() as usize).collect()
 }
