@@ -1,13 +1,14 @@
-//! The frames on the network's links, in one store. A link's pipe holds (arrival time, slot)
+//! The frames on the network's links and in its switches' output queues, in one store. A
+//! link's pipe holds (arrival time, slot)
 //! and a frame's arrival event names its slot, so what an arrival reads is found from the
 //! event itself: the event loop's prefetcher loads the arriving frame four events ahead
 //! without walking from the sending port through its pipe (`sim/prefetch.rs`), and a pipe
 //! entry is 16 bytes, not the 80 of a frame and its time.
 //!
-//! Freed slots are reused last-freed-first: a frame that arrives at a switch and leaves it at
-//! once is written back into the slot it was just read from, a line in the cache. The store
-//! holds only the frames on links (in flight or being sent); queued frames stay in their
-//! queues.
+//! Freed slots are reused last-freed-first: a frame that arrives at a switch and is queued or
+//! leaves at once is written back into the slot it was just read from, a line in the cache.
+//! A queued frame stays there (its queue holds the slot, `scheduler.rs`) until it arrives at
+//! the next node: it is not copied into the queue, nor out of it.
 
 pub(crate) use crate::engine::FrameSlot;
 use crate::net::frame::Frame;
@@ -17,7 +18,7 @@ pub(crate) struct FrameStore {
     frames: Vec<Frame>,
     /// Slots not holding a frame, the most recently freed last.
     free: Vec<FrameSlot>,
-    /// The slot `put` wrote last.
+    /// The slot `put` wrote last, or `mark_last` named.
     last: FrameSlot,
 }
 
@@ -33,6 +34,12 @@ impl FrameStore {
             None => self.grow(frame),
         };
         self.last
+    }
+
+    /// Makes `slot` the last put: a stored frame that a port starts (`Port::start_queued`).
+    #[inline]
+    pub(crate) fn mark_last(&mut self, slot: FrameSlot) {
+        self.last = slot;
     }
 
     /// The slot `put` wrote last.

@@ -21,7 +21,7 @@ use crate::net::frame::{Frame, Payload, NO_SEQ};
 use crate::net::frame_store::{FrameSlot, FrameStore};
 use crate::net::link_loss::LinkLoss;
 use crate::net::pipe::{InFlight, Pipe};
-use crate::net::scheduler::ClassQueues;
+use crate::net::scheduler::{ClassQueues, Queued};
 use crate::net::telemetry::TelemetryStore;
 use crate::time::{SimTime, TxTimer};
 
@@ -165,11 +165,17 @@ impl Port {
         now: SimTime,
         frames: &mut FrameStore,
     ) -> Option<InFlight> {
+        let slot = frames.put(frame);
+        self.link(slot, frame.bytes, now)
+    }
+
+    /// The frame of `bytes` in `slot` enters the pipe at `now` (`put_on_link`).
+    #[inline(always)]
+    fn link(&mut self, slot: FrameSlot, bytes: u32, now: SimTime) -> Option<InFlight> {
         debug_assert!(!self.is_busy(now), "{}: transmitter busy", self.name);
-        let wire_bytes = frame.bytes as u64 + self.wire_overhead_bytes as u64;
+        let wire_bytes = bytes as u64 + self.wire_overhead_bytes as u64;
         self.free_at = now + self.tx_timer.time(wire_bytes, self.rate_bps);
         let arrival = self.free_at + self.delay;
-        let slot = frames.put(frame);
         self.pipe.push_back(slot, arrival);
         (self.pipe.len() == 1).then_some(InFlight { arrival, slot })
     }
@@ -216,6 +222,25 @@ impl Port {
             bytes: frame.bytes,
         };
         (counted, self.put_on_link(frame, now, frames))
+    }
+
+    /// As `start_whole`, for a frame that waited in the output queue: it is in the store
+    /// already (`scheduler.rs`), and becomes the store's last put.
+    #[inline(always)]
+    pub(crate) fn start_queued(
+        &mut self,
+        queued: &Queued,
+        now: SimTime,
+        frames: &mut FrameStore,
+    ) -> (bool, Option<InFlight>) {
+        let counted = self.settle(now);
+        self.leaving = Leaving {
+            pending: true,
+            is_data: queued.data,
+            bytes: queued.bytes,
+        };
+        frames.mark_last(queued.slot);
+        (counted, self.link(queued.slot, queued.bytes, now))
     }
 
     /// Counts the switch port's frame in transmission if its last bit has left by `by`.
@@ -347,7 +372,7 @@ impl Port {
             .filter(|e| frames.get(e.slot).is_data())
             .count() as u64;
         // Probes riding the data queue are not data.
-        let queued = self.data_q.iter().filter(|f| f.is_data()).count() as u64;
+        let queued = self.data_q.iter().filter(|q| q.data).count() as u64;
         queued + piped
     }
 

@@ -3,11 +3,28 @@
 //! robin (Shreedhar and Varghese, SIGCOMM 1995) with a quantum of bytes per class. Classes
 //! that PFC has paused are passed over; their frames keep their place. With all traffic in
 //! class 0 (no priorities given) both disciplines are the single FIFO of before.
+//!
+//! A queued frame stays where it arrived, in the network's frame store: a queue holds its slot
+//! and what the port needs to send it (`Queued`, 12 bytes), so a frame that waits is neither
+//! copied into the queue nor out of it, and its departure does not read it.
 
 use std::collections::VecDeque;
 
-use crate::net::frame::Frame;
+use crate::engine::FrameSlot;
 use crate::scenario::{Scheduler, N_CLASSES};
+
+/// A waiting frame: its slot in the frame store, and what its departure reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Queued {
+    pub(crate) slot: FrameSlot,
+    pub(crate) bytes: u32,
+    /// The port it came in by (the buffer's per-input accounting).
+    pub(crate) ingress: u16,
+    /// Its class.
+    pub(crate) priority: u8,
+    /// A data frame (not a scheme's message riding the data queue).
+    pub(crate) data: bool,
+}
 
 /// The most frames a class queue's buffer keeps once the queue runs empty (18 KB of frames).
 /// A port that once held thousands of frames (a switch's whole shared buffer, on a congested
@@ -24,11 +41,11 @@ const KEEP_EMPTY_FRAMES: usize = 256;
 #[derive(Clone, Debug)]
 pub(crate) struct ClassQueues {
     /// The queue of class `first_class`.
-    first: VecDeque<Frame>,
+    first: VecDeque<Queued>,
     /// The class of `first`: the first class queued here (`NO_CLASS` before).
     first_class: u8,
     /// The other classes in order (`other_slot`).
-    others: Option<Box<[VecDeque<Frame>; N_CLASSES - 1]>>,
+    others: Option<Box<[VecDeque<Queued>; N_CLASSES - 1]>>,
     /// Bit c set = class c has frames.
     backlogged: u8,
     /// Bit c set = class c has had frames (the classes the probes report).
@@ -74,7 +91,7 @@ impl ClassQueues {
         };
     }
 
-    fn queue(&self, class: usize) -> Option<&VecDeque<Frame>> {
+    fn queue(&self, class: usize) -> Option<&VecDeque<Queued>> {
         class_queue(
             (&self.first, self.first_class, self.others.as_deref()),
             class,
@@ -82,7 +99,7 @@ impl ClassQueues {
     }
 
     /// The queue of `class`; the first class queued here gets the inline one.
-    fn queue_mut(&mut self, class: usize) -> &mut VecDeque<Frame> {
+    fn queue_mut(&mut self, class: usize) -> &mut VecDeque<Queued> {
         if self.first_class == NO_CLASS {
             self.first_class = class as u8;
         }
@@ -93,16 +110,12 @@ impl ClassQueues {
         &mut self.others.get_or_insert_with(Box::default)[slot]
     }
 
-    /// Queues `frame` in its class and returns it there (a caller that still has fields to
-    /// set writes them in place: writing them into its own copy first and then copying the
-    /// frame stalled the store buffer).
-    pub(crate) fn push_back(&mut self, frame: Frame) -> &mut Frame {
+    /// Queues `frame` in its class.
+    pub(crate) fn push_back(&mut self, frame: Queued) {
         let c = frame.priority as usize;
         self.backlogged |= 1 << c;
         self.used |= 1 << c;
-        let queue = self.queue_mut(c);
-        queue.push_back(frame);
-        queue.back_mut().expect("just pushed")
+        self.queue_mut(c).push_back(frame);
     }
 
     /// A frame of `class` may leave without being queued: nothing is queued and the
@@ -133,17 +146,17 @@ impl ClassQueues {
 
     /// The head frame of the first class queued here: what a prefetch hint loads
     /// (`sim/prefetch.rs`).
-    pub(crate) fn front(&self) -> Option<&Frame> {
+    pub(crate) fn front(&self) -> Option<&Queued> {
         self.first.front()
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Frame> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Queued> {
         let others = self.others.iter().flat_map(|o| o.iter().flatten());
         self.first.iter().chain(others)
     }
 
     /// The next frame to send, passing over the classes in `paused` (bit c = class c paused).
-    pub(crate) fn pop(&mut self, paused: u8) -> Option<Frame> {
+    pub(crate) fn pop(&mut self, paused: u8) -> Option<Queued> {
         let eligible = self.backlogged & !paused;
         if eligible == 0 {
             return None;
@@ -178,13 +191,16 @@ impl ClassQueues {
 
 /// A port's queues as `ClassQueues` keeps them: the first class's, its class, the others'.
 type Queues<'a> = (
-    &'a VecDeque<Frame>,
+    &'a VecDeque<Queued>,
     u8,
-    Option<&'a [VecDeque<Frame>; N_CLASSES - 1]>,
+    Option<&'a [VecDeque<Queued>; N_CLASSES - 1]>,
 );
 
 /// The queue of `class`, if it has one yet.
-fn class_queue((first, first_class, others): Queues<'_>, class: usize) -> Option<&VecDeque<Frame>> {
+fn class_queue(
+    (first, first_class, others): Queues<'_>,
+    class: usize,
+) -> Option<&VecDeque<Queued>> {
     if class == first_class as usize {
         return Some(first);
     }
@@ -247,12 +263,15 @@ impl Dwrr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::SimTime;
 
-    fn frame(class: u8, bytes: u32) -> Frame {
-        let mut f = Frame::data(0, 1, bytes, SimTime::ZERO);
-        f.priority = class;
-        f
+    fn frame(class: u8, bytes: u32) -> Queued {
+        Queued {
+            slot: 0,
+            bytes,
+            ingress: 0,
+            priority: class,
+            data: true,
+        }
     }
 
     #[test]

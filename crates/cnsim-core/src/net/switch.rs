@@ -19,6 +19,7 @@ use crate::net::forwarding::Forwarding;
 use crate::net::frame::{Frame, Payload};
 use crate::net::frame_store::FrameStore;
 use crate::net::port::Port;
+use crate::net::scheduler::Queued;
 use crate::net::switch_pause::{PauseTriggers, Reconsider};
 use crate::net::switch_pfc::{Admission, SwitchPfc};
 use crate::net::Ctx;
@@ -240,15 +241,25 @@ impl Switch {
         if self.counts_ingress() {
             self.ingress_bytes[in_port as usize] += bytes;
         }
+        // The frame waits where it is stored (written back into the slot it was taken from
+        // on arrival); the queue holds its slot.
+        let slot = ctx.frames.put(&frame);
+        let stored = ctx.frames.get_mut(slot);
+        stored.ingress = in_port;
         let port = &mut self.ports[out];
         port.change_queue(now, true, bytes);
         let queue_bytes = port.data_bytes;
+        port.data_q.push_back(Queued {
+            slot,
+            bytes: frame.bytes,
+            ingress: in_port,
+            priority: frame.priority,
+            data: frame.is_data(),
+        });
         // The CP sees (and may mark) the frame where it is queued.
-        let queued = port.data_q.push_back(frame);
-        queued.ingress = in_port;
         let about = (self.cps.get_mut(out))
-            .and_then(|cp| cp.as_mut()?.on_enqueue(queued, queue_bytes))
-            .map(|msg| (msg, *queued));
+            .and_then(|cp| cp.as_mut()?.on_enqueue(stored, queue_bytes))
+            .map(|msg| (msg, *stored));
         if let Some((msg, about)) = about {
             self.send_message(me, &about, msg, ctx);
         }

@@ -66,14 +66,15 @@ impl Switch {
             return;
         }
         let paused_classes = port.paused_classes(now);
-        let Some(frame) = port.data_q.pop(paused_classes) else {
+        let Some(queued) = port.data_q.pop(paused_classes) else {
             return;
         };
-        let bytes = frame.bytes as u64;
+        let bytes = queued.bytes as u64;
         port.change_queue(now, false, bytes);
         let queue_bytes = port.data_bytes;
-        let (ingress, class) = (frame.ingress as usize, frame.priority as usize);
-        self.hand_to_link(me, p, &frame, ctx);
+        let (ingress, class) = (queued.ingress as usize, queued.priority as usize);
+        let (counted, arrival) = port.start_queued(&queued, now, &mut ctx.frames);
+        self.after_start(me, p, counted, arrival, ctx);
         let port = &mut self.ports[p as usize];
         if self.stamps_telemetry {
             port.stamp_telemetry(now, &mut ctx.telemetry, &mut ctx.frames);
@@ -156,6 +157,22 @@ impl Switch {
     ) {
         let port = &mut self.ports[p as usize];
         let (counted, arrival) = port.start_whole(frame, ctx.q.now(), &mut ctx.frames);
+        self.after_start(me, p, counted, arrival, ctx);
+    }
+
+    /// After a frame started on port `p`: its arrival event if the link was empty
+    /// (`arrival`), the frame-hop of the frame before it if it was `counted` now, and a
+    /// `PortFree` event when frames wait behind it.
+    #[inline(always)]
+    fn after_start(
+        &mut self,
+        me: NodeIdx,
+        p: PortIdx,
+        counted: bool,
+        arrival: Option<crate::net::pipe::InFlight>,
+        ctx: &mut Ctx,
+    ) {
+        let port = &mut self.ports[p as usize];
         if let Some(entry) = arrival {
             let (slot, peer) = (entry.slot, port.peer_node);
             let arrive = EventKind::Arrive {
