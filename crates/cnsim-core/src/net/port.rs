@@ -215,13 +215,8 @@ impl Port {
         now: SimTime,
         frames: &mut FrameStore,
     ) -> (bool, Option<InFlight>) {
-        let counted = self.settle(now);
-        self.leaving = Leaving {
-            pending: true,
-            is_data: frame.is_data(),
-            bytes: frame.bytes,
-        };
-        (counted, self.put_on_link(frame, now, frames))
+        let slot = frames.put(frame);
+        self.start_stored(slot, frame.bytes, frame.is_data(), now)
     }
 
     /// As `start_whole`, for a frame that waited in the output queue: it is in the store
@@ -233,14 +228,26 @@ impl Port {
         now: SimTime,
         frames: &mut FrameStore,
     ) -> (bool, Option<InFlight>) {
+        frames.mark_last(queued.slot);
+        self.start_stored(queued.slot, queued.bytes, queued.data, now)
+    }
+
+    /// Starts the frame of `bytes` in `slot` (`start_whole`, `start_queued`).
+    #[inline(always)]
+    fn start_stored(
+        &mut self,
+        slot: FrameSlot,
+        bytes: u32,
+        is_data: bool,
+        now: SimTime,
+    ) -> (bool, Option<InFlight>) {
         let counted = self.settle(now);
         self.leaving = Leaving {
             pending: true,
-            is_data: queued.data,
-            bytes: queued.bytes,
+            is_data,
+            bytes,
         };
-        frames.mark_last(queued.slot);
-        (counted, self.link(queued.slot, queued.bytes, now))
+        (counted, self.link(slot, bytes, now))
     }
 
     /// Counts the switch port's frame in transmission if its last bit has left by `by`.
