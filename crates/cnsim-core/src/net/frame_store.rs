@@ -1,9 +1,8 @@
 //! The frames on the network's links and in its switches' output queues, in one store. A
-//! link's pipe holds (arrival time, slot)
-//! and a frame's arrival event names its slot, so what an arrival reads is found from the
-//! event itself: the event loop's prefetcher loads the arriving frame four events ahead
-//! without walking from the sending port through its pipe (`sim/prefetch.rs`), and a pipe
-//! entry is 16 bytes, not the 80 of a frame and its time.
+//! link's pipe holds (arrival time, slot) and a frame's arrival event names its slot, so what
+//! an arrival reads is found from the event itself: the event loop's prefetcher loads the
+//! arriving frame four events ahead without walking from the sending port through its pipe
+//! (`sim/prefetch.rs`), and a pipe entry is 16 bytes, not the 80 of a frame and its time.
 //!
 //! Freed slots are reused last-freed-first: a frame that arrives at a switch and is queued or
 //! leaves at once is written back into the slot it was just read from, a line in the cache.
@@ -57,7 +56,7 @@ impl FrameStore {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, frame: &Frame) -> FrameSlot {
-        let slot = FrameSlot::try_from(self.frames.len()).expect("under 2^32 frames on links");
+        let slot = FrameSlot::try_from(self.frames.len()).expect("under 2^32 frames stored");
         self.frames.push(*frame);
         slot
     }

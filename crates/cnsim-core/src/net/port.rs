@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 
 use crate::cc::HopTelemetry;
+use crate::engine::{EventKind, NodeIdx, PortIdx};
 use crate::flow_control::lane::PauseLane;
 use crate::flow_control::pfc::ClassLanes;
 use crate::net::frame::{Frame, Payload, NO_SEQ};
@@ -264,6 +265,16 @@ impl Port {
         self.leaving.pending = false;
         self.count_sent(bytes, is_data);
         true
+    }
+
+    /// The event of `entry`'s arrival at the peer (this is port `port` of node `node`).
+    pub(crate) fn arrival_event(&self, node: NodeIdx, port: PortIdx, entry: InFlight) -> EventKind {
+        EventKind::Arrive {
+            node,
+            port,
+            slot: entry.slot,
+            peer: self.peer_node,
+        }
     }
 
     /// The pipe's head frame reaches the peer: returns its slot, and the next entry, whose

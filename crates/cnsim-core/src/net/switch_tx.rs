@@ -174,14 +174,8 @@ impl Switch {
     ) {
         let port = &mut self.ports[p as usize];
         if let Some(entry) = arrival {
-            let (slot, peer) = (entry.slot, port.peer_node);
-            let arrive = EventKind::Arrive {
-                node: me,
-                port: p,
-                slot,
-                peer,
-            };
-            ctx.q.schedule(entry.arrival, arrive);
+            ctx.q
+                .schedule(entry.arrival, port.arrival_event(me, p, entry));
         }
         ctx.counters.frame_hops += counted as u64;
         if port.has_waiting() {

@@ -200,16 +200,9 @@ fn take_arrival(
     ctx: &mut Ctx,
 ) -> (Frame, NodeIdx, PortIdx) {
     let (slot, next) = p.pop_arrival();
-    let peer = p.peer_node;
     if let Some(next) = next {
-        let slot = next.slot;
-        let arrive = EventKind::Arrive {
-            node,
-            port,
-            slot,
-            peer,
-        };
-        ctx.q.schedule(next.arrival, arrive);
+        ctx.q
+            .schedule(next.arrival, p.arrival_event(node, port, next));
     }
-    (ctx.frames.take(slot), peer, p.peer_port)
+    (ctx.frames.take(slot), p.peer_node, p.peer_port)
 }

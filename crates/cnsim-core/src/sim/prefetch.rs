@@ -313,18 +313,11 @@ mod tests {
             let mut frames = FrameStore::default();
             let (_, arrival) = a.port.send_whole(frame, SimTime::ZERO, &mut frames);
             let entry = arrival.expect("the link was empty");
-            let (slot, peer) = (entry.slot, a.port.peer_node);
             let mut q = EventQueue::new();
             // The frame's arrival at s (from a, node 0, by its port 0) is each of the four
             // events ahead of the current one.
             for _ in 0..5 {
-                let arrive = EventKind::Arrive {
-                    node: 0,
-                    port: 0,
-                    slot,
-                    peer,
-                };
-                q.schedule(entry.arrival, arrive);
+                q.schedule(entry.arrival, a.port.arrival_event(0, 0, entry));
             }
             q.pop_until(SimTime::MAX).expect("five events");
             let state = State {

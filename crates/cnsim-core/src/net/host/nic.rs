@@ -43,13 +43,7 @@ impl Host {
     fn send(&mut self, me: NodeIdx, frame: Frame, now: SimTime, ctx: &mut Ctx) {
         let (done, arrival) = self.port.send_whole(frame, now, &mut ctx.frames);
         if let Some(entry) = arrival {
-            let (slot, peer) = (entry.slot, self.port.peer_node);
-            let arrive = EventKind::Arrive {
-                node: me,
-                port: 0,
-                slot,
-                peer,
-            };
+            let arrive = self.port.arrival_event(me, 0, entry);
             ctx.q.schedule(entry.arrival, arrive);
         }
         ctx.counters.frame_hops += 1;
