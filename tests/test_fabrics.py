@@ -4,6 +4,7 @@ bars, and the fabric presets run."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -110,3 +111,18 @@ def test_the_benchmark_scenarios_resolve(path: Path) -> None:
     # fail only when someone benchmarks.
     resolved = cnsim.resolve(path)
     assert "[[traffic]]" in resolved or "[[hosts]]" in resolved
+
+
+def test_the_pgo_training_runs_resolve(tmp_path: Path) -> None:
+    # scripts/build-pgo trains on these runs; one that no longer resolves (a preset renamed, a
+    # duration shorter than its report window) would fail only in someone's PGO build.
+    scripts = Path(__file__).resolve().parent.parent / "scripts"
+    sys.path.insert(0, str(scripts))
+    try:
+        import pgo_train
+    finally:
+        sys.path.remove(str(scripts))
+    runs = pgo_train.training_runs(tmp_path)
+    assert len(runs) == len(pgo_train.TRAINING) + len(pgo_train.PRESETS)
+    for scenario, overrides in runs:
+        cnsim.resolve(scenario, set=overrides)
