@@ -97,7 +97,8 @@ impl TestNet {
     pub(crate) fn deliver_at(&mut self, at: SimTime, node: u32, port: u16, frame: Frame) {
         self.at(at, move |net| {
             let (nodes, ctx) = net.ctx();
-            nodes[node as usize].receive(node, port, frame, ctx);
+            let slot = ctx.frames.put(&frame);
+            nodes[node as usize].receive(node, port, slot, ctx);
         });
     }
 

@@ -4,10 +4,12 @@
 //! arriving frame four events ahead without walking from the sending port through its pipe
 //! (`sim/prefetch.rs`), and a pipe entry is 16 bytes, not the 80 of a frame and its time.
 //!
-//! Freed slots are reused last-freed-first: a frame that arrives at a switch and is queued or
-//! leaves at once is written back into the slot it was just read from, a line in the cache.
-//! A queued frame stays there (its queue holds the slot, `scheduler.rs`) until it arrives at
-//! the next node: it is not copied into the queue, nor out of it.
+//! A frame stays in its slot from the host that sends it to the host it arrives at: a switch
+//! that queues it or starts it at once keeps it there (its class queue holds the slot,
+//! `scheduler.rs`, and then its output pipe), writing only the input port into it; a frame is
+//! taken out when it reaches a host, or when a switch drops it or handles it itself (PAUSE,
+//! PFC, a scheme's message for the control queue). Freed slots are reused last-freed-first,
+//! a line likely in the cache.
 
 pub(crate) use crate::engine::FrameSlot;
 use crate::net::frame::Frame;
@@ -35,7 +37,7 @@ impl FrameStore {
         self.last
     }
 
-    /// Makes `slot` the last put: a stored frame that a port starts (`Port::start_queued`).
+    /// Makes `slot` the last put: a stored frame that a port starts (`Port::start_in_store`).
     #[inline]
     pub(crate) fn mark_last(&mut self, slot: FrameSlot) {
         self.last = slot;
@@ -64,8 +66,14 @@ impl FrameStore {
     /// Removes the frame in `slot` and returns it.
     #[inline]
     pub(crate) fn take(&mut self, slot: FrameSlot) -> Frame {
-        self.free.push(slot);
+        self.free(slot);
         self.frames[slot as usize]
+    }
+
+    /// Frees `slot` (its frame is dropped, or was copied out).
+    #[inline]
+    pub(crate) fn free(&mut self, slot: FrameSlot) {
+        self.free.push(slot);
     }
 
     #[inline]

@@ -24,7 +24,7 @@ use crate::flow_control::Lane;
 use crate::flows::FlowTable;
 use crate::stats::{Counters, DropPlace};
 use frame::Frame;
-use frame_store::FrameStore;
+use frame_store::{FrameSlot, FrameStore};
 use host::Host;
 use port::Port;
 use switch::Switch;
@@ -97,13 +97,15 @@ impl Node {
         }
     }
 
-    /// A frame arrived on port `p` from the link. Always inline: once per frame-hop, and the
-    /// compiler's choice flipped with small changes elsewhere (docs/performance.md).
+    /// The frame in `slot` of the store arrived on port `p` from the link: a host takes it
+    /// out of the store, a switch keeps it there if it buffers it (`Switch::receive`). Always
+    /// inline: once per frame-hop, and the compiler's choice flipped with small changes
+    /// elsewhere (docs/performance.md).
     #[inline(always)]
-    pub(crate) fn receive(&mut self, me: NodeIdx, p: PortIdx, frame: Frame, ctx: &mut Ctx) {
+    pub(crate) fn receive(&mut self, me: NodeIdx, p: PortIdx, slot: FrameSlot, ctx: &mut Ctx) {
         match self {
-            Node::Host(h) => h.receive(me, frame, ctx),
-            Node::Switch(s) => s.receive(me, p, frame, ctx),
+            Node::Host(h) => h.receive(me, ctx.frames.take(slot), ctx),
+            Node::Switch(s) => s.receive(me, p, slot, ctx),
         }
     }
 

@@ -22,7 +22,7 @@ use crate::net::frame::{Frame, Payload, NO_SEQ};
 use crate::net::frame_store::{FrameSlot, FrameStore};
 use crate::net::link_loss::LinkLoss;
 use crate::net::pipe::{InFlight, Pipe};
-use crate::net::scheduler::{ClassQueues, Queued};
+use crate::net::scheduler::ClassQueues;
 use crate::net::telemetry::TelemetryStore;
 use crate::time::{SimTime, TxTimer};
 
@@ -220,20 +220,23 @@ impl Port {
         self.start_stored(slot, frame.bytes, frame.is_data(), now)
     }
 
-    /// As `start_whole`, for a frame that waited in the output queue: it is in the store
-    /// already (`scheduler.rs`), and becomes the store's last put.
+    /// As `start_whole`, for a frame of `bytes` already in the store at `slot` (one that
+    /// waited in the output queue, or arrived at the switch and leaves at once): it becomes
+    /// the store's last put.
     #[inline(always)]
-    pub(crate) fn start_queued(
+    pub(crate) fn start_in_store(
         &mut self,
-        queued: &Queued,
+        slot: FrameSlot,
+        bytes: u32,
+        is_data: bool,
         now: SimTime,
         frames: &mut FrameStore,
     ) -> (bool, Option<InFlight>) {
-        frames.mark_last(queued.slot);
-        self.start_stored(queued.slot, queued.bytes, queued.data, now)
+        frames.mark_last(slot);
+        self.start_stored(slot, bytes, is_data, now)
     }
 
-    /// Starts the frame of `bytes` in `slot` (`start_whole`, `start_queued`).
+    /// Starts the frame of `bytes` in `slot` (`start_whole`, `start_in_store`).
     #[inline(always)]
     fn start_stored(
         &mut self,

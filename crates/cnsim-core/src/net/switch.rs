@@ -17,7 +17,7 @@ use crate::engine::{NodeIdx, PortIdx};
 use crate::flow_control::Lane;
 use crate::net::forwarding::Forwarding;
 use crate::net::frame::{Frame, Payload};
-use crate::net::frame_store::FrameStore;
+use crate::net::frame_store::{FrameSlot, FrameStore};
 use crate::net::port::Port;
 use crate::net::scheduler::Queued;
 use crate::net::switch_pause::{PauseTriggers, Reconsider};
@@ -96,21 +96,34 @@ impl Switch {
         }
     }
 
-    /// A frame off the link on `in_port`. Always inline: once per frame-hop, and with the
-    /// transports' frame kinds the compiler stopped inlining it (2% of the event loop).
+    /// The frame in `slot` of the store, off the link on `in_port`. A frame that is buffered
+    /// stays in its slot: queued, or passed to its output port at once, it is not copied out
+    /// and back (`on_buffered`). Always inline: once per frame-hop, and with the transports'
+    /// frame kinds the compiler stopped inlining it (2% of the event loop).
     #[inline(always)]
-    pub(crate) fn receive(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
-        match frame.payload {
-            Payload::Data { .. } => self.on_buffered(me, in_port, frame, ctx),
-            Payload::Pause { quanta } => self.on_pause_frame(me, in_port, Lane::LINK, quanta, ctx),
+    pub(crate) fn receive(
+        &mut self,
+        me: NodeIdx,
+        in_port: PortIdx,
+        slot: FrameSlot,
+        ctx: &mut Ctx,
+    ) {
+        match ctx.frames.get(slot).payload {
+            Payload::Data { .. } => self.on_buffered(me, in_port, slot, ctx),
+            Payload::Pause { quanta } => {
+                ctx.frames.free(slot);
+                self.on_pause_frame(me, in_port, Lane::LINK, quanta, ctx)
+            }
             Payload::Pfc { class, quanta } => {
+                ctx.frames.free(slot);
                 let lane = Lane::class(class as usize);
                 self.on_pause_frame(me, in_port, lane, quanta, ctx)
             }
-            Payload::Cc(msg) if msg.rides_data_queue() => self.on_buffered(me, in_port, frame, ctx),
+            Payload::Cc(msg) if msg.rides_data_queue() => self.on_buffered(me, in_port, slot, ctx),
             // A transport's ACK/NACK is queued, paused and dropped like data.
-            Payload::Ack(_) | Payload::Nack(_) => self.on_buffered(me, in_port, frame, ctx),
+            Payload::Ack(_) | Payload::Nack(_) => self.on_buffered(me, in_port, slot, ctx),
             Payload::Cc(_) => {
+                let frame = ctx.frames.take(slot);
                 let out = self.route.port(&frame);
                 self.ports[out as usize].ctrl_q.push_back(frame);
                 self.try_transmit(me, out, ctx);
@@ -198,25 +211,29 @@ impl Switch {
         queue_bytes as f64 >= alpha * free
     }
 
-    /// A data frame, or a message riding the data queue, enters the buffer.
-    fn on_buffered(&mut self, me: NodeIdx, in_port: PortIdx, frame: Frame, ctx: &mut Ctx) {
+    /// A data frame, or a message riding the data queue, enters the buffer from `slot` of the
+    /// store, where it stays if it is taken.
+    fn on_buffered(&mut self, me: NodeIdx, in_port: PortIdx, slot: FrameSlot, ctx: &mut Ctx) {
         let now = ctx.q.now();
-        let out = self.route.port(&frame) as usize;
-        let bytes = frame.bytes as u64;
+        let frame = ctx.frames.get(slot);
+        let out = self.route.port(frame) as usize;
+        let (size, priority, is_data) = (frame.bytes, frame.priority, frame.is_data());
+        let bytes = size as u64;
         let lossless = self
             .pfc
             .as_ref()
-            .is_some_and(|p| p.is_lossless(frame.priority as usize));
+            .is_some_and(|p| p.is_lossless(priority as usize));
         let refused = if lossless {
-            self.pfc_admission(in_port as usize, &frame)
+            self.pfc_admission(in_port as usize, frame)
         } else {
             self.admission_drop(in_port as usize, out, bytes)
         };
         if let Some(place) = refused {
+            let frame = ctx.frames.take(slot);
             if let Some(pfc) = self.pfc.as_mut().filter(|_| !lossless) {
-                pfc.count_lossy_drop(frame.priority as usize);
+                pfc.count_lossy_drop(priority as usize);
             }
-            if !frame.is_data() {
+            if !is_data {
                 ctx.drop_control(&frame);
                 return;
             }
@@ -226,36 +243,40 @@ impl Switch {
             return;
         }
         if let Some(pfc) = self.pfc.as_mut().filter(|_| !lossless) {
-            let class = frame.priority as usize;
-            pfc.admit(in_port as usize, class, bytes, self.memory_bytes);
+            pfc.admit(
+                in_port as usize,
+                priority as usize,
+                bytes,
+                self.memory_bytes,
+            );
         }
         if (self.pause.as_mut()).is_some_and(|t| t.note_input(in_port as usize)) {
             self.reconcile(me, in_port as usize, ctx);
         }
         self.memory_bytes += bytes;
         self.peak_memory_bytes = self.peak_memory_bytes.max(self.memory_bytes);
-        if self.queues_unwatched() && self.pass_through(me, in_port, out as PortIdx, &frame, ctx) {
+        let waiting = Queued {
+            slot,
+            bytes: size,
+            ingress: in_port,
+            priority,
+            data: is_data,
+        };
+        if self.queues_unwatched() && self.pass_through(me, out as PortIdx, &waiting, ctx) {
             self.memory_bytes -= bytes;
             return;
         }
         if self.counts_ingress() {
             self.ingress_bytes[in_port as usize] += bytes;
         }
-        // The frame waits where it is stored (written back into the slot it was taken from
-        // on arrival); the queue holds its slot.
-        let slot = ctx.frames.put(&frame);
+        // The frame waits where it is stored, in the slot it arrived in; the queue holds its
+        // slot.
         let stored = ctx.frames.get_mut(slot);
         stored.ingress = in_port;
         let port = &mut self.ports[out];
         port.change_queue(now, true, bytes);
         let queue_bytes = port.data_bytes;
-        port.data_q.push_back(Queued {
-            slot,
-            bytes: frame.bytes,
-            ingress: in_port,
-            priority: frame.priority,
-            data: frame.is_data(),
-        });
+        port.data_q.push_back(waiting);
         // The CP sees (and may mark) the frame where it is queued.
         let about = (self.cps.get_mut(out))
             .and_then(|cp| cp.as_mut()?.on_enqueue(stored, queue_bytes))
@@ -264,7 +285,7 @@ impl Switch {
             self.send_message(me, &about, msg, ctx);
         }
         self.update_pause(me, in_port as usize, out, ctx);
-        self.update_pfc(me, in_port as usize, frame.priority as usize, ctx);
+        self.update_pfc(me, in_port as usize, priority as usize, ctx);
         self.try_transmit(me, out as PortIdx, ctx);
     }
 
@@ -284,7 +305,8 @@ impl Switch {
         reply.priority = about.priority;
         let back = self.route.port(&reply);
         if msg.rides_data_queue() {
-            self.on_buffered(me, back, reply, ctx);
+            let slot = ctx.frames.put(&reply);
+            self.on_buffered(me, back, slot, ctx);
             return;
         }
         self.ports[back as usize].ctrl_q.push_back(reply);

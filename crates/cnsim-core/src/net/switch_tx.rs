@@ -6,6 +6,7 @@
 //! no frame, and the frame already handed to the link finishes (docs/protocols.md, pfc.md).
 
 use crate::engine::{EventKind, NodeIdx, PortIdx};
+use crate::net::scheduler::Queued;
 use crate::net::switch::Switch;
 use crate::net::Ctx;
 
@@ -73,7 +74,8 @@ impl Switch {
         port.change_queue(now, false, bytes);
         let queue_bytes = port.data_bytes;
         let (ingress, class) = (queued.ingress as usize, queued.priority as usize);
-        let (counted, arrival) = port.start_queued(&queued, now, &mut ctx.frames);
+        let (counted, arrival) =
+            port.start_in_store(queued.slot, queued.bytes, queued.data, now, &mut ctx.frames);
         self.after_start(me, p, counted, arrival, ctx);
         let port = &mut self.ports[p as usize];
         if self.stamps_telemetry {
@@ -110,9 +112,8 @@ impl Switch {
     pub(crate) fn pass_through(
         &mut self,
         me: NodeIdx,
-        in_port: PortIdx,
         out: PortIdx,
-        frame: &crate::net::frame::Frame,
+        frame: &Queued,
         ctx: &mut Ctx,
     ) -> bool {
         let now = ctx.q.now();
@@ -121,15 +122,14 @@ impl Switch {
         if !idle || port.paused_classes(now) != 0 || !port.data_q.pass_through(frame.priority) {
             return false;
         }
-        let bytes = frame.bytes as u64;
-        port.pass_queue(now, bytes);
-        self.hand_to_link(me, out, frame, ctx);
+        port.pass_queue(now, frame.bytes as u64);
+        let (counted, arrival) =
+            port.start_in_store(frame.slot, frame.bytes, frame.data, now, &mut ctx.frames);
+        self.after_start(me, out, counted, arrival, ctx);
         let port = &mut self.ports[out as usize];
-        // The input port is written into the frame where it now is, on the link: written into
-        // a copy first, its two bytes read back within the whole frame by the store's write
-        // stalled on store forwarding (a third of `put_on_link`'s samples on a large fabric).
+        // The input port is written into the frame where it is, in its slot, now on the link.
         debug_assert_eq!(port.just_started(), Some(ctx.frames.last_put()));
-        ctx.frames.last_put_mut().ingress = in_port;
+        ctx.frames.last_put_mut().ingress = frame.ingress;
         if self.stamps_telemetry {
             port.stamp_telemetry(now, &mut ctx.telemetry, &mut ctx.frames);
         }
@@ -277,6 +277,29 @@ mod tests {
         assert_eq!(port.stats.tx_frames, 6);
         assert_eq!(t.net.ctx.counters.frame_hops, 12);
         assert_eq!(t.net.data_frames_in_flight(), 0);
+        assert_eq!(
+            t.net.ctx.frames.len(),
+            0,
+            "every delivered frame left the store"
+        );
+    }
+
+    #[test]
+    fn a_frame_the_switch_drops_leaves_the_store() {
+        let mut t = star();
+        // Room for two frames at s's port to b: of a's and c's six, the queue overflows.
+        let Node::Switch(s) = &mut t.net.nodes[S as usize] else {
+            panic!("s is a switch");
+        };
+        s.limits.output_bytes = Some(3000);
+        burst(&mut t, 0, 3);
+        burst(&mut t, 2, 3);
+        let (_, at_b) = run(&mut t);
+        let dropped = t.net.ctx.counters.dropped_total();
+        assert!(dropped > 0, "the queue overflowed");
+        assert_eq!(at_b.len() as u64 + dropped, 6);
+        // A dropped frame's slot is freed as a delivered one's: nothing is left behind.
+        assert_eq!(t.net.ctx.frames.len(), 0);
     }
 
     #[test]

@@ -8,8 +8,7 @@
 use crate::cc::Scheme;
 use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
 use crate::flows::{FlowRecords, FlowTable};
-use crate::net::frame::Frame;
-use crate::net::frame_store::FrameStore;
+use crate::net::frame_store::{FrameSlot, FrameStore};
 use crate::net::path;
 use crate::net::port::Port;
 use crate::net::telemetry::TelemetryStore;
@@ -139,8 +138,8 @@ impl Network {
             // arrival copy the frame twice (2% of the event loop on a lossless network).
             return self.on_arrive_lossy(node, port);
         }
-        let (frame, peer, peer_port) = take_arrival(p, node, port, ctx);
-        nodes[peer as usize].receive(peer, peer_port, frame, ctx);
+        let (slot, peer, peer_port) = take_arrival(p, node, port, ctx);
+        nodes[peer as usize].receive(peer, peer_port, slot, ctx);
     }
 
     /// As `on_arrive`, on a link direction that may lose the frame (`net/link_loss.rs`).
@@ -148,8 +147,12 @@ impl Network {
     fn on_arrive_lossy(&mut self, node: NodeIdx, port: PortIdx) {
         let (nodes, ctx) = self.ctx();
         let p = nodes[node as usize].port_mut(port);
-        let (frame, peer, peer_port) = take_arrival(p, node, port, ctx);
-        if p.loss.as_deref_mut().is_some_and(|l| l.loses(&frame)) {
+        let (slot, peer, peer_port) = take_arrival(p, node, port, ctx);
+        if p.loss
+            .as_deref_mut()
+            .is_some_and(|l| l.loses(ctx.frames.get(slot)))
+        {
+            let frame = ctx.frames.take(slot);
             if frame.is_data() {
                 ctx.drop_frame(DropPlace::Link, &frame);
             } else {
@@ -157,7 +160,7 @@ impl Network {
             }
             return;
         }
-        nodes[peer as usize].receive(peer, peer_port, frame, ctx);
+        nodes[peer as usize].receive(peer, peer_port, slot, ctx);
     }
 
     /// The records of flows `ids`, each with its idle-network FCT along its path.
@@ -190,19 +193,19 @@ impl Network {
     }
 }
 
-/// The head of port `p`'s pipe (`port` of `node`) reaches the peer: takes the frame out of the
-/// store and schedules the next frame's arrival. Returns the frame, the peer and its port.
+/// The head of port `p`'s pipe (`port` of `node`) reaches the peer: schedules the next
+/// frame's arrival. Returns the arriving frame's slot in the store, the peer and its port.
 #[inline(always)]
 fn take_arrival(
     p: &mut Port,
     node: NodeIdx,
     port: PortIdx,
     ctx: &mut Ctx,
-) -> (Frame, NodeIdx, PortIdx) {
+) -> (FrameSlot, NodeIdx, PortIdx) {
     let (slot, next) = p.pop_arrival();
     if let Some(next) = next {
         ctx.q
             .schedule(next.arrival, p.arrival_event(node, port, next));
     }
-    (ctx.frames.take(slot), p.peer_node, p.peer_port)
+    (slot, p.peer_node, p.peer_port)
 }
