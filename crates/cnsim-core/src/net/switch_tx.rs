@@ -101,13 +101,14 @@ impl Switch {
         }
     }
 
-    /// A frame admitted to the buffer that finds its output port `out` idle with nothing
-    /// queued, at a switch where nothing watches the queues (no congestion point, PAUSE or PFC
-    /// triggers) and strict priority: it starts at once, as queuing it and starting the next
-    /// frame would (the queue statistics see it pass: its bytes in the peak, no time in the
-    /// integral), without writing it into the queue and reading it back, a cache miss per hop
-    /// on a large fabric. The caller keeps the buffer accounting (the frame leaves it at once).
-    /// False: the frame must be queued. The caller asks `queues_unwatched` first.
+    /// A frame admitted to the buffer (`frame`: the entry it would be queued with, naming its
+    /// slot in the store) that finds its output port `out` idle with nothing queued, at a
+    /// switch where nothing watches the queues (no congestion point, PAUSE or PFC triggers)
+    /// and strict priority: it starts at once from its slot, as queuing it and starting the
+    /// next frame would (the queue statistics see it pass: its bytes in the peak, no time in
+    /// the integral), without writing it into the queue and reading it back, a cache miss per
+    /// hop on a large fabric. The caller keeps the buffer accounting (the frame leaves it at
+    /// once). False: the frame must be queued. The caller asks `queues_unwatched` first.
     #[inline(always)]
     pub(crate) fn pass_through(
         &mut self,

@@ -138,7 +138,7 @@ impl Network {
             // arrival copy the frame twice (2% of the event loop on a lossless network).
             return self.on_arrive_lossy(node, port);
         }
-        let (slot, peer, peer_port) = take_arrival(p, node, port, ctx);
+        let (slot, peer, peer_port) = pop_pipe_head(p, node, port, ctx);
         nodes[peer as usize].receive(peer, peer_port, slot, ctx);
     }
 
@@ -147,7 +147,7 @@ impl Network {
     fn on_arrive_lossy(&mut self, node: NodeIdx, port: PortIdx) {
         let (nodes, ctx) = self.ctx();
         let p = nodes[node as usize].port_mut(port);
-        let (slot, peer, peer_port) = take_arrival(p, node, port, ctx);
+        let (slot, peer, peer_port) = pop_pipe_head(p, node, port, ctx);
         if p.loss
             .as_deref_mut()
             .is_some_and(|l| l.loses(ctx.frames.get(slot)))
@@ -196,7 +196,7 @@ impl Network {
 /// The head of port `p`'s pipe (`port` of `node`) reaches the peer: schedules the next
 /// frame's arrival. Returns the arriving frame's slot in the store, the peer and its port.
 #[inline(always)]
-fn take_arrival(
+fn pop_pipe_head(
     p: &mut Port,
     node: NodeIdx,
     port: PortIdx,
