@@ -2,7 +2,7 @@
 compiler is which branches and calls are hot, so the set covers the kinds of run cnsim is used
 for, each short: the 6,144-host fabric (its per-hop path), the 802.1Qau seeds' schemes on
 their own networks, a k = 8 fat tree with flows, and the transports and today's schemes over
-an incast (bench_speed.py's cases). About a minute with the instrumented build.
+an incast (bench_speed.py's cases). About 10 s with the instrumented build here.
 
 Usage (build-pgo runs it with the instrumented package first on PYTHONPATH):
     python scripts/pgo_train.py
