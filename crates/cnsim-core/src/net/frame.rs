@@ -94,8 +94,6 @@ pub(crate) struct Frame {
     pub(crate) born: SimTime,
     /// BCN: CPID of the rate limiter the frame went through, or `NO_TAG`.
     pub(crate) rl_tag: u32,
-    /// Port the frame entered the current switch by (for per-input buffer accounting).
-    pub(crate) ingress: u16,
     /// ECN Congestion Experienced: a CP marked the frame (DCQCN); the receiver's NP reads it.
     pub(crate) ecn_ce: bool,
     /// 802.1Q priority class (0-7): the switch output queue and the class PFC pauses.
@@ -119,7 +117,6 @@ impl Frame {
             bytes,
             born,
             rl_tag: NO_TAG,
-            ingress: 0,
             ecn_ce: false,
             priority: 0,
             seq: NO_SEQ,
@@ -144,7 +141,6 @@ impl Frame {
             bytes,
             born,
             rl_tag: NO_TAG,
-            ingress: 0,
             ecn_ce: false,
             priority: 0,
             seq: NO_SEQ,

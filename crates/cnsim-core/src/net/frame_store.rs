@@ -5,11 +5,11 @@
 //! (`sim/prefetch.rs`), and a pipe entry is 16 bytes, not the 80 of a frame and its time.
 //!
 //! A frame stays in its slot from the host that sends it to the host it arrives at: a switch
-//! that queues it or starts it at once keeps it there (its class queue holds the slot,
-//! `scheduler.rs`, and then its output pipe), writing only the input port into it; a frame is
-//! taken out when it reaches a host, or when a switch drops it or handles it itself (PAUSE,
-//! PFC, a scheme's message for the control queue). Freed slots are reused last-freed-first,
-//! a line likely in the cache.
+//! that queues it or starts it at once keeps it there (its class queue holds the slot with
+//! the input port, `scheduler.rs`, and then its output pipe); a frame is taken out when it
+//! reaches a host, or when a switch drops it or handles it itself (PAUSE, PFC, a scheme's
+//! message for the control queue). Freed slots are reused last-freed-first, a line likely in
+//! the cache.
 
 pub(crate) use crate::engine::FrameSlot;
 use crate::net::frame::Frame;

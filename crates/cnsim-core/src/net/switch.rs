@@ -270,9 +270,8 @@ impl Switch {
             self.ingress_bytes[in_port as usize] += bytes;
         }
         // The frame waits where it is stored, in the slot it arrived in; the queue holds its
-        // slot.
+        // slot and its input port.
         let stored = ctx.frames.get_mut(slot);
-        stored.ingress = in_port;
         let port = &mut self.ports[out];
         port.change_queue(now, true, bytes);
         let queue_bytes = port.data_bytes;

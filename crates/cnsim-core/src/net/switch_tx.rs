@@ -128,9 +128,6 @@ impl Switch {
             port.start_in_store(frame.slot, frame.bytes, frame.data, now, &mut ctx.frames);
         self.after_start(me, out, counted, arrival, ctx);
         let port = &mut self.ports[out as usize];
-        // The input port is written into the frame where it is, in its slot, now on the link.
-        debug_assert_eq!(port.just_started(), Some(ctx.frames.last_put()));
-        ctx.frames.last_put_mut().ingress = frame.ingress;
         if self.stamps_telemetry {
             port.stamp_telemetry(now, &mut ctx.telemetry, &mut ctx.frames);
         }
@@ -321,9 +318,9 @@ mod tests {
         assert_eq!(port.data_q.used(), 1);
         assert_eq!((s.memory_bytes, s.peak_memory_bytes), (0, 1500));
         assert!(s.ingress_bytes.iter().all(|&b| b == 0));
-        // It came in by port 0 (a's link).
+        // It is on the link to b, a's frame.
         let sent = port.pipe_head().map(|slot| t.net.ctx.frames.get(slot));
-        assert_eq!(sent.map(|f| f.ingress), Some(0));
+        assert_eq!(sent.map(|f| (f.src, f.dst)), Some((0, 1)));
     }
 
     #[test]
