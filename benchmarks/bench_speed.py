@@ -18,8 +18,9 @@ after that: the `ms/sim ms` column is the whole run's wall time per simulated ms
 fabric the queues, the active flows and the hops per simulated ms grow for longer (the next
 80 ms cost 1.46 x the wall time per simulated ms of the first 20): `meta6144-steady` is the
 window from 20 to 100 ms (two runs, their difference; peak memory the longer one's), the rate
-to extrapolate a long run from. Each run is
-a fresh process (so its peak memory is its own); the best of N by wall time is printed:
+to extrapolate a long run from; it reads low for the full 5 s (session 27's full run averaged
+5.7% more per simulated ms than this window, same build and day: docs/performance.md). Each
+run is a fresh process (so its peak memory is its own); the best of N by wall time is printed:
 events/s, frame-hops/s, wall ns per frame-hop (a frame crossing one link is one hop; control
 frames count) and peak resident memory. The wall figures count only the simulation loop (the
 core's `wall_time_s`), not building the network or writing outputs. On a loaded machine
