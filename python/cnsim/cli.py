@@ -153,6 +153,19 @@ def default_out_dir(name: str) -> Path:
     return Path("runs") / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "run")
 
 
+def run_progress(quiet: bool, status_every: float | None) -> api.ProgressArg:
+    """What a run shows while it goes: status lines when asked (`--status-every`, for logs),
+    else the progress bar unless quiet."""
+    if status_every is None:
+        return not quiet
+    from cnsim.status import StatusLines
+
+    try:
+        return StatusLines(status_every)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--status-every") from None
+
+
 @app.command()
 def run(
     scenario: Annotated[
@@ -181,11 +194,21 @@ def run(
             "fluid.csv, its time course dashed on the figures, its numbers beside the run's.",
         ),
     ] = False,
+    status_every: Annotated[
+        float | None,
+        typer.Option(
+            "--status-every",
+            metavar="SECONDS",
+            help="Print a status line to stderr every SECONDS of wall time (share simulated, "
+            "time elapsed and left), for logs and batch jobs; no progress bar then.",
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario and write scenario.toml, summary.json, timeseries.parquet, plots/."""
     from cnsim import outputs
 
     with user_errors(), warnings_as_lines() as in_table:
+        progress = run_progress(quiet, status_every)
         if out is not None:  # a directory cnsim must not write into fails before the run
             outputs.check_out_dir(out)
         if fluid:  # a scenario no fluid model covers fails before the run
@@ -200,7 +223,7 @@ def run(
         try:
             # Streamed: the time series and flow records go to their files as the run goes.
             result = api.run_to_dir(
-                scenario, out_dir, seed=seed, set=overrides, progress=not quiet, plots=not no_plots
+                scenario, out_dir, seed=seed, set=overrides, progress=progress, plots=not no_plots
             )
             if not quiet:  # the run's table shows its analysis warnings, in red
                 in_table.update(result.warnings)
