@@ -1,7 +1,7 @@
 """Status lines for long runs in logs and batch jobs: `cnsim run --status-every SECONDS`.
 
 The progress bar is drawn only on a terminal or in a notebook (`terminal.py`), so a run whose
-stderr goes to a file says nothing until it ends: an hour and a half for 5 simulated seconds of
+stderr goes to a file says nothing until it ends: 1 h 40 min for 5 simulated seconds of
 `meta-fabric-6144`. With `--status-every`, the run prints one plain line to stderr every
 SECONDS of wall time (and one when it completes): the share simulated, the time elapsed and, at
 the pace so far, the time left. Like OMNeT++'s Cmdenv status lines, but asked for, so that logs
