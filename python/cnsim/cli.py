@@ -12,10 +12,10 @@ import os
 import re
 import tomllib
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -26,8 +26,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cnsim import sweeps
+    from cnsim.status import SweepStatusLines
 
 USAGE_ERROR = 2
+Lines = TypeVar("Lines")  # status.py's StatusLines or SweepStatusLines
 
 app = typer.Typer(
     help="cnsim: packet-level simulator of data-center Ethernet congestion management.",
@@ -160,8 +162,23 @@ def run_progress(quiet: bool, status_every: float | None) -> api.ProgressArg:
         return not quiet
     from cnsim.status import StatusLines
 
+    return status_lines(StatusLines, status_every)
+
+
+def sweep_progress(quiet: bool, status_every: float | None) -> bool | SweepStatusLines:
+    """What a sweep shows while it goes: `run_progress`'s choice, its lines counting runs."""
+    if status_every is None:
+        return not quiet
+    from cnsim.status import SweepStatusLines
+
+    return status_lines(SweepStatusLines, status_every)
+
+
+def status_lines(kind: Callable[[float], Lines], status_every: float) -> Lines:
+    """`kind(status_every)`, a status.py class; an interval that is no positive number of
+    seconds refused as a bad --status-every (exit status 2, before anything runs)."""
     try:
-        return StatusLines(status_every)
+        return kind(status_every)
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--status-every") from None
 
@@ -289,6 +306,15 @@ def sweep(
     ] = Keep.summary,
     no_plots: Annotated[bool, typer.Option("--no-plots", help="Skip the PNG figures.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
+    status_every: Annotated[
+        float | None,
+        typer.Option(
+            "--status-every",
+            metavar="SECONDS",
+            help="Print a status line to stderr every SECONDS of wall time (runs done of all, "
+            "time elapsed and left), for logs and batch jobs; no progress bar then.",
+        ),
+    ] = None,
 ) -> None:
     """Run every point x replication of a sweep; write runs.parquet, runs/<key>/, plots/.
 
@@ -299,12 +325,13 @@ def sweep(
     from cnsim.sweeps import execute
 
     with user_errors(), warnings_as_lines():
+        progress = sweep_progress(quiet, status_every)
         if jobs is not None and dask:  # checked before connecting to the cluster
             raise sweeps.SweepError("--jobs and --dask exclude each other (the cluster decides)")
         client = execute.connect(dask) if dask else None
         try:
             study = sweeps.sweep(
-                spec, out=out, jobs=jobs, client=client, keep=keep, progress=not quiet
+                spec, out=out, jobs=jobs, client=client, keep=keep, progress=progress
             )
         except KeyboardInterrupt:
             print_line(INTERRUPTED, "yellow")

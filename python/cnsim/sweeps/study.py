@@ -13,6 +13,7 @@ import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from cnsim import api
+from cnsim.status import SweepStatusLines
 from cnsim.sweeps.errors import SweepError
 from cnsim.sweeps.execute import RunTask, outcomes
 from cnsim.sweeps.keep import Keep
@@ -29,7 +31,7 @@ from cnsim.sweeps.spec import RUN_COLUMNS, Point, SweepSpec, load_sweep, replica
 from cnsim.sweeps.store import Store
 from cnsim.sweeps.transient import TABLE_FILE as TRANSIENT_TABLE_FILE
 from cnsim.sweeps.transient import transient_rule
-from cnsim.terminal import progress_bar
+from cnsim.terminal import ProgressBar, progress_bar
 
 POINT_TABLE_FILE = "table.csv"  # [sweep.table]: one row per point
 
@@ -60,7 +62,7 @@ def sweep(
     jobs: int | None = None,
     client: Any = None,
     keep: Keep | str = Keep.summary,
-    progress: bool = True,
+    progress: bool | SweepStatusLines = True,
 ) -> SweepResult:
     """Run a sweep (a spec, a sweep preset, a file, TOML text or a dict) and return its table.
 
@@ -68,7 +70,9 @@ def sweep(
     the Dask cluster of `client`. Results go to `out` (default runs/<sweep name>), where a
     later call finds and skips every finished run. `keep` says what stays per run: "summary"
     (summary.json), "full" (plus timeseries.parquet, for `timeseries_mean`) or "none" (only
-    runs.parquet survives).
+    runs.parquet survives). `progress`: the progress bar (drawn on a terminal or in Jupyter),
+    or a `cnsim.status.SweepStatusLines(every_s)` for plain status lines on stderr instead
+    (`cnsim sweep --status-every`, for logs).
     """
     if out is not None and not str(out).strip():
         raise SweepError("out: empty directory name (give --out DIR; --out . is this folder)")
@@ -83,14 +87,15 @@ def sweep(
     todo = [run for run in distinct if not store.is_done(run.key, keep, series)]
     check = MetricCheck(spec.collected())
     check.against_store(store, runs)
+    reused = len(distinct) - len(todo)
     try:
-        _execute(spec, todo, store, check, jobs=jobs, client=client, keep=keep, progress=progress)
+        shown = _progress(progress, f"sweep {spec.name}", len(todo), reused=reused)
+        _execute(spec, todo, store, check, jobs=jobs, client=client, keep=keep, shown=shown)
     except BaseException:
         store.write_table(runs_table(spec, runs, store))  # what finished stays findable
         raise
     table = runs_table(spec, runs, store)
     store.write_table(table)
-    reused = len(distinct) - len(todo)
     result = SweepResult(
         spec, table, store.root, keep=keep.value, executed=len(todo), reused=reused
     )
@@ -218,12 +223,11 @@ def _execute(
     jobs: int | None,
     client: Any,
     keep: Keep,
-    progress: bool,
+    shown: AbstractContextManager[ProgressBar | SweepStatusLines],
 ) -> None:
     series = spec.transient is not None
     tasks = {run.key: run.task(spec.base_toml, keep, series) for run in todo}
-    title = f"sweep {spec.name}"
-    with progress_bar(title, total=len(tasks), enabled=progress) as bar:
+    with shown as bar:  # counts the outcomes of every backend alike
         stream = outcomes(list(tasks.values()), jobs=jobs, client=client)
         try:
             for outcome in stream:
@@ -236,6 +240,17 @@ def _execute(
                 bar.advance(failed=outcome.status != "ok")
         finally:
             stream.close()  # cancels what has not started
+
+
+def _progress(
+    progress: bool | SweepStatusLines, title: str, todo: int, *, reused: int
+) -> AbstractContextManager[ProgressBar | SweepStatusLines]:
+    """What counts the finished runs as outcomes come back (from this process, the local
+    pool or Dask alike): the progress bar of the `todo` runs, or status lines counting all
+    runs, the `reused` ones done from the start."""
+    if isinstance(progress, SweepStatusLines):
+        return progress.counting(todo + reused, reused=reused)
+    return progress_bar(title, total=todo, enabled=progress)
 
 
 # ---------------------------------------------------------------- the table
