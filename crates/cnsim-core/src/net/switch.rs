@@ -426,9 +426,15 @@ impl Switch {
 
     fn reconcile_class(&mut self, me: NodeIdx, p: usize, class: usize, ctx: &mut Ctx) {
         let pfc = self.pfc.as_ref().expect("PFC is on");
-        let port = &mut self.ports[p];
         let lane = Lane::class(class);
-        let on = port.holds_peer(lane);
+        // The switch's record of paused lanes, not the port's lane: the port (another cache
+        // line, its lanes a box away) is read only when the lane flips, not for every frame.
+        let on = pfc.holds(p, class);
+        debug_assert_eq!(
+            on,
+            self.ports[p].holds_peer(lane),
+            "PFC's record of port {p}"
+        );
         let want = pfc.wants_pause(p, class, on, self.memory_bytes);
         let quanta = pfc.quanta;
         if want == on {
