@@ -10,9 +10,8 @@
 //! slot, exact because a bucket is filled in sequence order) and then is the current run,
 //! popped from its head in place. The pop order is exactly the single heap's (same keys, same
 //! comparison): the
-//! current run holds every pending event of slot <= `cur_slot` but those scheduled into its
-//! middle after it was sorted, which wait in a small heap (`late`) merged with it at the pop;
-//! everything else lies in later slots.
+//! current run holds every pending event of slot <= `cur_slot`, everything else lies in later
+//! slots.
 //!
 //! The common paths are short because most slots hold one event on small networks: scheduling
 //! into a later slot whose bucket has room is inlined (a push and a bit set), moving to the
@@ -153,19 +152,12 @@ const FIRST_CAPACITY: usize = 4;
 /// (comparison sorting them was 16% of the loop on that Clos), a large one's hundreds
 /// (docs/performance.md, "Session 24").
 const RADIX_MIN_EVENTS: usize = 32;
-/// An event scheduled into the middle of the current run goes in place (the events after it
-/// moved back by one) when at most this many follow it; further from the end, into the
-/// `late` heap. On a large fast fabric a slot holds thousands of events (a 1,024-host fat tree
-/// at 100 Gb/s: about 3,000 per 65.5 ns) and an ACK's `PortFree` falls in the current slot:
-/// moving the run for it was 10% of that loop (`memmove`; docs/performance.md, "Session 28").
-const MAX_SHIFT_IN_RUN: usize = 16;
 /// `far_slot` when the far heap is empty: later than any slot.
 const NO_SLOT: u64 = u64::MAX;
 
 pub(crate) struct EventQueue {
     /// The slot whose bucket (`wheel[cur_slot & WHEEL_MASK]`) is the current run: every pending
-    /// event of slot <= `cur_slot` (but those in `late`), in ascending key order from `head` on
-    /// (`..head` popped).
+    /// event of slot <= `cur_slot`, in ascending key order from `head` on (`..head` popped).
     /// All other pending events lie in later slots.
     cur_slot: u64,
     head: usize,
@@ -193,13 +185,6 @@ pub(crate) struct EventQueue {
     scratch: Vec<Scheduled>,
     /// Events beyond the wheel when they were scheduled (they stay here until their slot comes).
     far: QuaternaryHeap<Scheduled>,
-    /// Events of the current slot scheduled after its run was sorted that sort before the
-    /// run's last event and more than `MAX_SHIFT_IN_RUN` events from its end (see
-    /// `insert_current`); popped in merge with the run, so the order is the single heap's.
-    late: QuaternaryHeap<Scheduled>,
-    /// The key of `late`'s earliest event (`u128::MAX` when it is empty): the pop compares the
-    /// run's head with one integer, not with the heap.
-    late_key: u128,
 }
 
 impl Default for EventQueue {
@@ -217,8 +202,6 @@ impl Default for EventQueue {
             spare: Vec::new(),
             scratch: Vec::new(),
             far: QuaternaryHeap::new(),
-            late: QuaternaryHeap::new(),
-            late_key: u128::MAX,
         }
     }
 }
@@ -398,7 +381,7 @@ impl EventQueue {
     #[cfg(test)]
     pub(crate) fn pending(&self) -> usize {
         let in_wheel: usize = self.wheel.iter().map(Vec::len).sum();
-        in_wheel - self.head + self.far.len() + self.late.len()
+        in_wheel - self.head + self.far.len()
     }
 
     /// Schedules `kind` at absolute time `at` (never in the past).
@@ -507,36 +490,30 @@ impl EventQueue {
         }
     }
 
-    /// Adds an event of the current slot. A new event usually sorts last (later sequence,
-    /// rarely an earlier time): it is pushed. One that sorts among the last
-    /// `MAX_SHIFT_IN_RUN` events goes in place; one further from the end goes into the `late`
-    /// heap, which the pop merges with the run: moving a long run for it cost more than the
-    /// heap (`MAX_SHIFT_IN_RUN`).
+    /// Adds an event of the current slot to the sorted run; a new event usually sorts last
+    /// (later sequence, rarely an earlier time), so the search starts from the end. One that
+    /// sorts nearer the run's head than its end goes in from the head's side: the events
+    /// before it move back into the slot of the event popped last (`head - 1`, read already),
+    /// not the rest of the run forward. On a large fabric with ACKs a 64-byte frame's
+    /// `PortFree` falls in the current slot, close to its head, and moving the run's tail
+    /// forward was 5% of the loop (`memmove`; docs/performance.md, "Session 21").
     fn insert_current(&mut self, ev: Scheduled) {
         let c = bucket_of(self.cur_slot);
-        let run = &mut self.wheel[c];
-        let Some(last) = run.last() else {
-            return self.push_current(c, ev);
-        };
-        if last.key < ev.key {
-            return self.push_current(c, ev);
-        }
-        let end = run.len();
-        let from = end.saturating_sub(MAX_SHIFT_IN_RUN).max(self.head);
-        if run[from].key < ev.key || from == self.head {
-            let at = from + run[from..].partition_point(|e| e.key < ev.key);
-            self.make_room(c);
-            self.wheel[c].insert(at, ev);
-        } else {
-            self.late_key = self.late_key.min(ev.key);
-            self.late.push(ev);
-        }
-    }
-
-    /// Appends `ev` to the current run (it sorts after every event there).
-    fn push_current(&mut self, c: usize, ev: Scheduled) {
         self.make_room(c);
-        self.wheel[c].push(ev);
+        let run = &mut self.wheel[c];
+        match run.last() {
+            Some(last) if last.key > ev.key => {
+                let at = self.head + run[self.head..].partition_point(|e| e.key < ev.key);
+                if self.head > 0 && at - self.head < run.len() - at {
+                    run.copy_within(self.head..at, self.head - 1);
+                    self.head -= 1;
+                    run[at - 1] = ev;
+                } else {
+                    run.insert(at, ev);
+                }
+            }
+            _ => run.push(ev),
+        }
     }
 
     /// Moves the clock's slot to the next one holding events, makes its bucket the run and
@@ -619,33 +596,13 @@ impl EventQueue {
     #[inline]
     pub(crate) fn pop_until(&mut self, end: SimTime) -> Option<EventKind> {
         let ev = match self.wheel[bucket_of(self.cur_slot)].get(self.head) {
-            Some(&ev) if ev.key < self.late_key => ev,
-            Some(_) => return self.pop_late(end),
-            None if self.late_key != u128::MAX => return self.pop_late(end),
-            // The far heap's events of the new slot may have gone to `late`.
-            None => match self.advance()? {
-                ev if ev.key < self.late_key => ev,
-                _ => return self.pop_late(end),
-            },
+            Some(&ev) => ev,
+            None => self.advance()?,
         };
         if ev.time() > end {
             return None;
         }
         self.head += 1;
-        self.now = ev.time();
-        self.processed += 1;
-        Some(ev.kind)
-    }
-
-    /// `pop_until` when the `late` heap's earliest event comes before the run's head.
-    #[inline(never)]
-    fn pop_late(&mut self, end: SimTime) -> Option<EventKind> {
-        let ev = *self.late.peek().expect("late_key names an event");
-        if ev.time() > end {
-            return None;
-        }
-        self.late.pop();
-        self.late_key = self.late.peek().map_or(u128::MAX, |e| e.key);
         self.now = ev.time();
         self.processed += 1;
         Some(ev.kind)
@@ -971,8 +928,7 @@ mod tests {
 
     proptest::proptest! {
         /// Random schedule/pop/peek sequences give exactly a single (time, sequence) heap's
-        /// order, clock and pending count, and `upcoming` never names an event out of order
-        /// (it names the run's events only, not those waiting in `late`).
+        /// order, clock and pending count, and `upcoming` never names an event out of order.
         #[test]
         fn random_runs_match_a_single_heap(steps in proptest::collection::vec(step(), 0..600)) {
             let mut q = EventQueue::new();
@@ -1001,17 +957,11 @@ mod tests {
                         }
                     }
                     Step::Peek => {
-                        // The run's next events in order; those in `late` are not in the run
-                        // (the prefetcher's hint skips them).
-                        let late: Vec<EventKind> = q.late.iter().map(|e| e.kind).collect();
-                        let next: Vec<EventKind> = (reference.clone().into_sorted_vec().iter())
-                            .rev()
-                            .map(|std::cmp::Reverse((_, id))| EventKind::SourceArrival(*id))
-                            .filter(|kind| !late.contains(kind))
-                            .collect();
-                        for (n, want) in next.iter().enumerate().take(4) {
+                        let next = reference.clone().into_sorted_vec();
+                        for n in 0..4 {
                             if let Some(kind) = q.upcoming().get(n) {
-                                proptest::prop_assert_eq!(kind, *want);
+                                let std::cmp::Reverse((_, id)) = next[next.len() - 1 - n];
+                                proptest::prop_assert_eq!(kind, EventKind::SourceArrival(id));
                             }
                         }
                     }
