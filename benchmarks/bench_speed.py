@@ -10,7 +10,9 @@ Cases: incast (benchmarks/incast8.toml, 5 simulated s), qcn (seed004-qcn, 9 s), 
 tree128 (5 ms), tree1024 (1 ms) by default; fattree8 (20 ms), fattree16 (10 ms), fattree24 (5 ms),
 clos384 (benchmarks/clos384.toml: the Meta fabric at a sixteenth of its size, 40 ms), meta6144
 (20 ms), meta6144-dctcp (the same fabric as Parsimon's ns-3 ran it: RoCE, an ACK per
-frame, PFC and DCTCP; 10 ms), and the transported incasts (8 long flows into one 100 Gb/s port,
+frame, PFC and DCTCP; 10 ms), roce-fattree16 (benchmarks/roce_fattree16.toml: a k = 16 fat tree
+at 100 Gb/s, WebSearch over RoCE with PFC, 1 ms; the scenario run beside csg-htsim,
+docs/performance.md "Session 28"), and the transported incasts (8 long flows into one 100 Gb/s port,
 20 ms: roce8 and tcp8 without a scheme; dcqcn8, dctcp8, timely8, hpcc8, swift8 with one, over
 roce with PFC) when named. A flow workload starts empty and fills over a few ms (flows of the
 mean size, 1.6 MB, take 1.3 ms at 10 Gb/s), so the fabrics' rates are of loaded networks only
@@ -52,6 +54,7 @@ CASES: dict[str, tuple[str, float | None]] = {
     "clos384": (str(HERE / "clos384.toml"), None),
     "meta6144": ("meta-fabric-6144", 0.02),
     "meta6144-dctcp": ("meta-fabric-6144-dctcp", 0.01),
+    "roce-fattree16": (str(HERE / "roce_fattree16.toml"), None),
     "roce8": ("transport:roce", None),
     "tcp8": ("transport:tcp", None),
     "dcqcn8": ("scheme:dcqcn", None),

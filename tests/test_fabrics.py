@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from matplotlib.patches import Rectangle
 
@@ -126,3 +127,45 @@ def test_the_pgo_training_runs_resolve(tmp_path: Path) -> None:
     assert len(runs) == len(pgo_train.TRAINING) + len(pgo_train.PRESETS)
     for scenario, overrides in runs:
         cnsim.resolve(scenario, set=overrides)
+
+
+def test_a_fat_tree_trace_becomes_the_htsim_connection_matrix_of_the_same_flows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # benchmarks/to_htsim_cm.py: the side-by-side with csg-htsim (docs/performance.md,
+    # "Session 28") runs the same flows only if each host keeps its place: htsim numbers a fat
+    # tree's hosts pod by pod and edge switch by edge switch, cnsim names them h{pod}_{edge}_{i}.
+    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    sys.path.insert(0, str(benchmarks))
+    try:
+        import to_htsim_cm
+    finally:
+        sys.path.remove(str(benchmarks))
+    k = 4
+    scenario = tmp_path / "ft4.toml"
+    scenario.write_text(
+        'name = "ft4"\nduration_s = 0.001\n[topology]\nkind = "fat_tree"\nk = 4\n'
+        '[[traffic]]\nkind = "flows"\nhosts = "all"\ndst = "uniform"\nload = 0.3\n'
+        'size = { dist = "exponential", mean_bytes = 20000 }\n'
+    )
+    trace, matrix = tmp_path / "flows.csv", tmp_path / "flows.cm"
+    cnsim.trace(scenario, trace)
+    monkeypatch.setattr(
+        sys, "argv", ["to_htsim_cm.py", str(trace), "--k", str(k), "--out", str(matrix)]
+    )
+    to_htsim_cm.main()
+    hosts = [f"h{p}_{e}_{i}" for p in range(k) for e in range(k // 2) for i in range(k // 2)]
+    lines = matrix.read_text().splitlines()
+    flows = pd.read_csv(trace)
+    assert lines[:2] == ["Nodes 16", f"Connections {len(flows)}"]
+    assert len(flows) > 10
+    for line, flow in zip(lines[2:], flows.itertuples(), strict=True):
+        pair, _, start_ps, _, size = line.split()
+        src, dst = (int(n) for n in pair.split("->"))
+        assert (hosts[src], hosts[dst]) == (flow.src, flow.dst)
+        assert int(start_ps) == round(flow.start_s * 1e12)
+        assert int(size) == round(flow.size_bytes)
+    with pytest.raises(SystemExit, match="not a host of the k = 4 fat tree"):
+        to_htsim_cm.htsim_node("h4_0_0", k)
+    with pytest.raises(SystemExit, match="not a fat_tree host name"):
+        to_htsim_cm.htsim_node("rack0", k)
