@@ -4,9 +4,11 @@ bars, and the fabric presets run."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -17,6 +19,20 @@ import cnsim
 from cnsim import _native
 from cnsim.plots.ranked import MANY_BARS
 from cnsim.readout import summary_lines
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def script_module(folder: str, name: str) -> ModuleType:
+    """The repository's script `folder/name.py` as a module (scripts and benchmarks are not
+    in the package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 FAT_TREE_8 = """
 name = "ft8"
@@ -104,7 +120,7 @@ def test_the_fabric_presets_run_briefly() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    sorted((Path(__file__).resolve().parent.parent / "benchmarks").glob("*.toml")),
+    sorted((ROOT / "benchmarks").glob("*.toml")),
     ids=lambda p: p.name,
 )
 def test_the_benchmark_scenarios_resolve(path: Path) -> None:
@@ -117,12 +133,7 @@ def test_the_benchmark_scenarios_resolve(path: Path) -> None:
 def test_the_pgo_training_runs_resolve(tmp_path: Path) -> None:
     # scripts/build-pgo trains on these runs; one that no longer resolves (a preset renamed, a
     # duration shorter than its report window) would fail only in someone's PGO build.
-    scripts = Path(__file__).resolve().parent.parent / "scripts"
-    sys.path.insert(0, str(scripts))
-    try:
-        import pgo_train
-    finally:
-        sys.path.remove(str(scripts))
+    pgo_train = script_module("scripts", "pgo_train")
     runs = pgo_train.training_runs(tmp_path)
     assert len(runs) == len(pgo_train.TRAINING) + len(pgo_train.PRESETS)
     for scenario, overrides in runs:
@@ -135,12 +146,7 @@ def test_a_fat_tree_trace_becomes_the_htsim_connection_matrix_of_the_same_flows(
     # benchmarks/to_htsim_cm.py: the side-by-side with csg-htsim (docs/performance.md,
     # "Session 28") runs the same flows only if each host keeps its place: htsim numbers a fat
     # tree's hosts pod by pod and edge switch by edge switch, cnsim names them h{pod}_{edge}_{i}.
-    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
-    sys.path.insert(0, str(benchmarks))
-    try:
-        import to_htsim_cm
-    finally:
-        sys.path.remove(str(benchmarks))
+    to_htsim_cm = script_module("benchmarks", "to_htsim_cm")
     k = 4
     scenario = tmp_path / "ft4.toml"
     scenario.write_text(
