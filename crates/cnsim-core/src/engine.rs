@@ -2,7 +2,9 @@
 //! in the order they were scheduled and every run is deterministic.
 //!
 //! It is a timing wheel in front of a heap (a two-level calendar queue). Time is cut into slots
-//! of 2^16 ps (65.5 ns); the events of the next `WHEEL_SLOTS - 1` slots (268 us) sit in
+//! of a power of two of ps, chosen per network when it is built (`slot_shift_for`): 2^16 ps
+//! (65.5 ns) on 10 Gb/s networks, 2^14 (16.4 ns) at 40 Gb/s, 2^12 (4.1 ns) at 100 Gb/s; the
+//! events of the next `WHEEL_SLOTS - 1` slots (268 us at 65.5 ns, 16.8 us at 4.1 ns) sit in
 //! unsorted per-slot buckets, and anything later (PAUSE and scheme timers, the probe) in a
 //! 4-ary heap (`far`). Scheduling into a bucket is O(1); a bucket is sorted only when the clock
 //! reaches its slot (up to 31 events by insertion: one to a few on small networks, tens on a
@@ -132,11 +134,46 @@ impl PartialOrd for Scheduled {
     }
 }
 
-/// Slot width of the wheel: 2^16 ps = 65.536 ns, shorter than a minimum frame at 10 Gb/s
-/// (67.2 ns), so the current slot holds few events even on large topologies.
-const SLOT_SHIFT: u32 = 16;
+/// The widest slot, 2^16 ps = 65.536 ns: shorter than the shortest frame on a 10 Gb/s wire
+/// (67.2 ns), so on the seeds' networks the current slot holds few events even on large
+/// topologies.
+pub(crate) const WIDEST_SLOT_SHIFT: u32 = 16;
+/// The narrowest slot, 2^10 ps = 1.05 ns (the shortest frame at 400 Gb/s takes 1.68 ns): the
+/// wheel still reaches 4.3 us ahead, and `radix_sort_bucket` needs at least 8 bits of time
+/// within a slot.
+pub(crate) const NARROWEST_SLOT_SHIFT: u32 = 10;
+/// The shortest frame Ethernet puts on a wire: 64 bytes and 20 of preamble and inter-frame
+/// gap, whatever `model.wire_overhead_bytes` a scenario counts.
+const SHORTEST_WIRE_FRAME_BITS: f64 = 84.0 * 8.0;
+
+/// The slot width (as a power of two of ps) for a network whose fastest port sends at
+/// `fastest_rate_bps` and whose longest link delay is `longest_delay`: the widest slot, within
+/// `NARROWEST_SLOT_SHIFT..=WIDEST_SLOT_SHIFT`, not longer than the fastest port's shortest
+/// frame, unless the wheel would then not reach twice the longest delay ahead. A transmission
+/// then always ends in a later slot, so the `PortFree` it schedules goes into a bucket, never
+/// into the sorted current run; and a frame's arrival goes into the wheel, not the far heap.
+/// On a 100 Gb/s fabric with an ACK per frame, 65.5 ns slots held thousands of events and each
+/// 64-byte frame's `PortFree` went into the run a few hundred events deep (`memmove`, 10% of
+/// the loop); 4.1 ns slots ran the k = 16 RoCE fat tree 15-19% faster, while the seeds' 10 Gb/s
+/// networks run fastest at 65.5 ns (docs/performance.md, "Session 29"). The pop order, and so
+/// every output, is the same at any width.
+pub(crate) fn slot_shift_for(fastest_rate_bps: f64, longest_delay: SimTime) -> u32 {
+    let shortest_frame_ps = SHORTEST_WIRE_FRAME_BITS / fastest_rate_bps * 1e12;
+    // No port gives a rate of 0 (an infinite frame time: the widest slot).
+    let shift = shortest_frame_ps.log2().floor();
+    if shift.is_nan() {
+        // A negative rate or not a number (validation refuses both): any width is exact.
+        return WIDEST_SLOT_SHIFT;
+    }
+    // The narrowest slot whose wheel reaches twice the longest delay.
+    let reach = (2 * longest_delay.ps()).div_ceil(WHEEL_SLOTS as u64 - 1);
+    let shift = (shift as u32).max(reach.next_power_of_two().ilog2());
+    shift.clamp(NARROWEST_SLOT_SHIFT, WIDEST_SLOT_SHIFT)
+}
+
 /// Slots in the wheel (a power of two): 4096 x 65.5 ns = 268 us ahead, past every serialisation
-/// and link delay of the presets; PAUSE and scheme timers go to the far heap.
+/// and link delay of the presets (16.8 us at 4.1 ns: `slot_shift_for` widens the slot when a
+/// link delay is longer than half that); PAUSE and scheme timers go to the far heap.
 const WHEEL_SLOTS: usize = 4096;
 const WHEEL_MASK: u64 = WHEEL_SLOTS as u64 - 1;
 const BITMAP_WORDS: usize = WHEEL_SLOTS / 64;
@@ -156,6 +193,8 @@ const RADIX_MIN_EVENTS: usize = 32;
 const NO_SLOT: u64 = u64::MAX;
 
 pub(crate) struct EventQueue {
+    /// Slots are 2^`slot_shift` ps wide (`slot_shift_for`).
+    slot_shift: u32,
     /// The slot whose bucket (`wheel[cur_slot & WHEEL_MASK]`) is the current run: every pending
     /// event of slot <= `cur_slot`, in ascending key order from `head` on (`..head` popped).
     /// All other pending events lie in later slots.
@@ -191,6 +230,7 @@ impl Default for EventQueue {
     fn default() -> Self {
         let wheel: Box<[Vec<Scheduled>]> = vec![Vec::new(); WHEEL_SLOTS].into_boxed_slice();
         EventQueue {
+            slot_shift: WIDEST_SLOT_SHIFT,
             cur_slot: 0,
             head: 0,
             now: SimTime::ZERO,
@@ -204,10 +244,6 @@ impl Default for EventQueue {
             far: QuaternaryHeap::new(),
         }
     }
-}
-
-fn slot_of(key: u128) -> u64 {
-    (key >> (64 + SLOT_SHIFT)) as u64
 }
 
 fn bucket_of(slot: u64) -> usize {
@@ -228,9 +264,9 @@ impl Upcoming<'_> {
 
 /// Sorts a bucket into key order. A bucket holds the events of one slot in the order they were
 /// scheduled, i.e. in increasing sequence, so a stable sort by time alone gives the order of the
-/// full keys; within a slot the time is its low `SLOT_SHIFT` (16) bits. One stable counting
-/// pass on their high `bits = log2(n) + 1` bits (at most 8) puts the `n` events in groups of
-/// `2^(16 - bits)` ps, in order, each group still in sequence order and holding about one event
+/// full keys; within a slot the time is its low `slot_shift` bits (8 to 16). One stable
+/// counting pass on their high `bits = log2(n) + 1` bits (at most 8) puts the `n` events in
+/// groups of `2^(slot_shift - bits)` ps, in order, each group still in sequence order and holding about one event
 /// on average, whatever `n`; an insertion pass then orders each group by time (it moves few).
 /// A bucket with a group larger than `MAX_INSERTION_GROUP` (events crowded into one group) is
 /// sorted by two counting passes instead, on the low and then the high 8 bits, so the sort
@@ -238,27 +274,31 @@ impl Upcoming<'_> {
 /// far. Never inlined: its counter tables in `enter_slot`'s frame cost every slot change a
 /// stack probe (7% more instructions on seed004-qcn, whose buckets never get here).
 #[inline(never)]
-fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>) {
+fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>, slot_shift: u32) {
     debug_assert!(run
         .windows(2)
         .all(|w| (w[0].key as u64) < (w[1].key as u64)));
     let n = run.len();
     debug_assert!(n >= 2, "a bucket of {n} events needs no sort");
+    debug_assert!((8..=WIDEST_SLOT_SHIFT).contains(&slot_shift));
     // The second buffer only grows: filling it to `n` at every sort cost a copy per event.
     if scratch.len() < n {
         scratch.resize(n, run[0]);
     }
     let bits = (n.ilog2() + 1).min(8);
-    let shift = SLOT_SHIFT - bits;
+    let shift = slot_shift - bits;
     // A table no larger than the groups need: zeroing and summing 256 counters for a few
     // tens of events was most of their sort.
     let grouped = match bits {
-        0..=6 => group_pass::<64>(run, &mut scratch[..n], shift),
-        _ => group_pass::<256>(run, &mut scratch[..n], shift),
+        0..=6 => group_pass::<64>(run, &mut scratch[..n], slot_shift, shift),
+        _ => group_pass::<256>(run, &mut scratch[..n], slot_shift, shift),
     };
     if !grouped {
-        counting_pass(run, &mut scratch[..n], |e| offset_in_slot(e) & 0xff);
-        counting_pass(&scratch[..n], run, |e| offset_in_slot(e) >> 8);
+        // The high pass has `slot_shift - 8` bits (at most 8).
+        counting_pass(run, &mut scratch[..n], |e| {
+            offset_in_slot(e, slot_shift) & 0xff
+        });
+        counting_pass(&scratch[..n], run, |e| offset_in_slot(e, slot_shift) >> 8);
         return;
     }
     // The grouped events are in `scratch`: copied back from a small one (the bucket keeps its
@@ -277,10 +317,10 @@ fn radix_sort_bucket(run: &mut Vec<Scheduled>, scratch: &mut Vec<Scheduled>) {
 /// when its slot is done anyway).
 const SWAP_MIN_EVENTS: usize = 64;
 
-/// The event's time within its slot, in ps (0 to 2^`SLOT_SHIFT` - 1).
+/// The event's time within its slot of 2^`slot_shift` ps, in ps.
 #[inline(always)]
-fn offset_in_slot(e: &Scheduled) -> usize {
-    ((e.key >> 64) as u64 & ((1 << SLOT_SHIFT) - 1)) as usize
+fn offset_in_slot(e: &Scheduled, slot_shift: u32) -> usize {
+    ((e.key >> 64) as u64 & ((1 << slot_shift) - 1)) as usize
 }
 
 /// The most events of one group `radix_sort_bucket` orders by insertion (16 events in
@@ -294,12 +334,13 @@ const MAX_INSERTION_GROUP: usize = 16;
 fn group_pass<const GROUPS: usize>(
     run: &[Scheduled],
     scratch: &mut [Scheduled],
+    slot_shift: u32,
     shift: u32,
 ) -> bool {
-    let groups = (1 << SLOT_SHIFT) >> shift;
+    let groups = (1 << slot_shift) >> shift;
     debug_assert!(groups <= GROUPS);
     // The mask only tells the compiler the index is in range (the shift already keeps it so).
-    let group = |e: &Scheduled| (offset_in_slot(e) >> shift) & (GROUPS - 1);
+    let group = |e: &Scheduled| (offset_in_slot(e, slot_shift) >> shift) & (GROUPS - 1);
     let mut starts = [0u32; GROUPS];
     for e in run.iter() {
         starts[group(e)] += 1;
@@ -364,8 +405,33 @@ fn insertion_sort_by_time(run: &mut [Scheduled]) {
 }
 
 impl EventQueue {
+    /// A queue with the widest slots (tests; a network's queue is `with_slot_shift`).
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// A queue whose slots are 2^`slot_shift` ps wide (`slot_shift_for`; within
+    /// `NARROWEST_SLOT_SHIFT..=WIDEST_SLOT_SHIFT`).
+    pub(crate) fn with_slot_shift(slot_shift: u32) -> Self {
+        assert!(
+            (NARROWEST_SLOT_SHIFT..=WIDEST_SLOT_SHIFT).contains(&slot_shift),
+            "slot shift {slot_shift} outside {NARROWEST_SLOT_SHIFT}..={WIDEST_SLOT_SHIFT}"
+        );
+        EventQueue {
+            slot_shift,
+            ..Self::default()
+        }
+    }
+
+    /// The slot width, as a power of two of ps.
+    #[cfg(test)]
+    pub(crate) fn slot_shift(&self) -> u32 {
+        self.slot_shift
+    }
+
+    fn slot_of(&self, key: u128) -> u64 {
+        (key >> (64 + self.slot_shift)) as u64
     }
 
     pub(crate) fn now(&self) -> SimTime {
@@ -393,7 +459,7 @@ impl EventQueue {
         debug_assert!(at >= self.now, "event scheduled in the past: {kind:?}");
         let seq = self.next_seq;
         self.next_seq += 1;
-        let slot = at.ps() >> SLOT_SHIFT;
+        let slot = at.ps() >> self.slot_shift;
         // `slot - cur_slot` in 1..WHEEL_SLOTS, in one comparison (an earlier or the current
         // slot wraps to a large number).
         if slot.wrapping_sub(self.cur_slot).wrapping_sub(1) < WHEEL_SLOTS as u64 - 1 {
@@ -571,18 +637,23 @@ impl EventQueue {
                 }
             }
             n if n < RADIX_MIN_EVENTS => insertion_sort_by_time(run),
-            _ => radix_sort_bucket(run, &mut self.scratch),
+            _ => radix_sort_bucket(run, &mut self.scratch, self.slot_shift),
         }
         run.first().copied()
     }
 
     /// Moves the far heap's events of `slot` (the current one) into the run.
     fn take_from_far(&mut self, slot: u64) {
-        while let Some(ev) = self.far.peek().copied().filter(|e| slot_of(e.key) <= slot) {
+        while let Some(ev) = self
+            .far
+            .peek()
+            .copied()
+            .filter(|e| self.slot_of(e.key) <= slot)
+        {
             self.far.pop();
             self.insert_current(ev);
         }
-        self.far_slot = self.far.peek().map_or(NO_SLOT, |e| slot_of(e.key));
+        self.far_slot = self.far.peek().map_or(NO_SLOT, |e| self.slot_of(e.key));
     }
 
     /// The events after the one just popped that are already in the current slot's sorted
@@ -612,6 +683,7 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     #[test]
     fn an_event_is_two_16_byte_pieces() {
@@ -631,22 +703,29 @@ mod tests {
 
     /// `radix_sort_bucket` leaves `unsorted` (through `scratch`, kept from earlier sorts) in
     /// the order a comparison sort by key gives.
-    fn assert_radix_sorts(unsorted: &[Scheduled], scratch: &mut Vec<Scheduled>) {
+    fn assert_radix_sorts(unsorted: &[Scheduled], scratch: &mut Vec<Scheduled>, slot_shift: u32) {
         let mut run = unsorted.to_vec();
-        radix_sort_bucket(&mut run, scratch);
+        radix_sort_bucket(&mut run, scratch, slot_shift);
         let mut expected = unsorted.to_vec();
         expected.sort_by_key(|e| e.key);
         let keys = |v: &[Scheduled]| v.iter().map(|e| (e.key, e.kind)).collect::<Vec<_>>();
         assert_eq!(keys(&run), keys(&expected));
     }
 
-    /// Buckets whose 256-ps groups are small (the insertion pass orders them), one group
-    /// just over `MAX_INSERTION_GROUP` and one at it, and times crowded into one group or a
-    /// few (the low byte's counting pass first), ties included: each sorts as a comparison
-    /// sort does.
+    /// Buckets whose groups (256 ps in a 65.5 ns slot) are small (the insertion pass orders
+    /// them), one group just over `MAX_INSERTION_GROUP` and one at it, and times crowded into
+    /// one group or a few (the low byte's counting pass first), ties included: each sorts as a
+    /// comparison sort does, at every slot width.
     #[test]
     fn radix_sort_orders_every_kind_of_bucket_by_key() {
+        for slot_shift in NARROWEST_SLOT_SHIFT..=WIDEST_SLOT_SHIFT {
+            radix_sort_orders_buckets_of_slots_of(slot_shift);
+        }
+    }
+
+    fn radix_sort_orders_buckets_of_slots_of(slot_shift: u32) {
         let mut scratch = Vec::new();
+        let slot = 1u64 << slot_shift;
         for (n, span) in [
             // Tens of events (the table of 64 counters up to 63), ties among them, and a
             // bucket of one time (a group over `MAX_INSERTION_GROUP`: the two byte passes).
@@ -663,16 +742,23 @@ mod tests {
             (300, 256),
             (80, 8),
         ] {
-            let times = (0..n as u64).map(|i| crate::rng::mix(span << 32 | i) % span);
-            assert_radix_sorts(&bucket(times), &mut scratch);
+            // All in one slot, one whose number has bits set just above the time within it
+            // (a mask as wide as another width's would see them).
+            let (span, start) = (span.min(slot), 0x2b5 * slot);
+            let times = (0..n as u64).map(|i| start + crate::rng::mix(span << 32 | i) % span);
+            assert_radix_sorts(&bucket(times), &mut scratch, slot_shift);
         }
+        // Over 128 events: 256 groups of `width` ps.
+        let width = slot >> 8;
         for group in [MAX_INSERTION_GROUP, MAX_INSERTION_GROUP + 1] {
-            // One group of `group` events in reverse time order among 200 spread ones.
-            let crowded = (0..group as u64).map(|i| 0x4_200 + 255 - i);
+            // One group of `group` events in reverse time order (ties in narrow groups) among
+            // 200 spread ones.
+            let start = 0x2b5 * slot;
+            let crowded = (0..group as u64).map(|i| start + 0x42 * width + width - 1 - i % width);
             let spread = (0..200u64)
                 .filter(|&g| g != 0x42)
-                .map(|g| g * 256 + (g * 37) % 256);
-            assert_radix_sorts(&bucket(crowded.chain(spread)), &mut scratch);
+                .map(|g| start + g * width + (g * 37) % width);
+            assert_radix_sorts(&bucket(crowded.chain(spread)), &mut scratch, slot_shift);
         }
     }
 
@@ -682,7 +768,7 @@ mod tests {
     #[test]
     fn events_scheduled_into_a_crowded_current_run_pop_in_order() {
         let mut q = EventQueue::new();
-        let base = 5u64 << SLOT_SHIFT;
+        let base = 5u64 << WIDEST_SLOT_SHIFT;
         // (time, id), ids in scheduling order, so (time, id) is the queue's (time, sequence).
         let mut want = Vec::new();
         let schedule = |q: &mut EventQueue, t: u64, want: &mut Vec<(u64, u32)>| {
@@ -724,17 +810,67 @@ mod tests {
         assert_radix_sorts(
             &bucket((0..500u64).map(|i| (i * 7_919) % 65_536)),
             &mut scratch,
+            WIDEST_SLOT_SHIFT,
         );
         // Times sharing their high byte (one crowded group): the low byte's pass only, whose
         // result is in the second buffer, now longer than this bucket.
         let small = bucket((0..100u64).map(|i| 0x1200 + (i * 37) % 256));
-        assert_radix_sorts(&small, &mut scratch);
+        assert_radix_sorts(&small, &mut scratch, WIDEST_SLOT_SHIFT);
         // The high byte's pass and the insertion pass, from the longer buffer.
         let mixed = bucket((0..80u64).map(|i| (i * 40_503) % 65_536));
-        assert_radix_sorts(&mixed, &mut scratch);
+        assert_radix_sorts(&mixed, &mut scratch, WIDEST_SLOT_SHIFT);
         // A bucket of tens, copied back from the longer buffer rather than swapped with it.
         let tens = bucket((0..20u64).map(|i| (i * 40_503) % 65_536));
-        assert_radix_sorts(&tens, &mut scratch);
+        assert_radix_sorts(&tens, &mut scratch, WIDEST_SLOT_SHIFT);
+    }
+
+    /// The slot is the widest power of two of ps not longer than the fastest port's shortest
+    /// frame (84 bytes on the wire), within the bounds.
+    #[test]
+    fn the_slot_is_shorter_than_the_fastest_ports_shortest_frame() {
+        // 10 Gb/s: 67.2 ns -> 65.5 ns; 25: 26.9 -> 16.4; 40: 16.8 -> 16.4; 100: 6.72 -> 4.1;
+        // 400: 1.68 -> 1.05; 1 Gb/s and no port: the widest; 800 Gb/s: the narrowest.
+        let us = |x: u64| SimTime(x * 1_000_000);
+        for (rate_gbps, shift) in [
+            (10.0, 16),
+            (25.0, 14),
+            (40.0, 14),
+            (100.0, 12),
+            (200.0, 11),
+            (400.0, 10),
+            (1.0, 16),
+            (800.0, 10),
+            (0.0, 16),
+            (f64::NAN, 16),
+            (-1.0, 16),
+        ] {
+            assert_eq!(
+                slot_shift_for(rate_gbps * 1e9, us(1)),
+                shift,
+                "{rate_gbps} Gb/s"
+            );
+        }
+        for rate_gbps in [10.0, 25.0, 40.0, 100.0, 200.0, 400.0] {
+            let shortest_frame_ps = 84.0 * 8.0 / rate_gbps * 1e3;
+            let shift = slot_shift_for(rate_gbps * 1e9, us(2));
+            assert!(
+                (1u64 << shift) as f64 <= shortest_frame_ps,
+                "{rate_gbps} Gb/s"
+            );
+        }
+        // Long links widen the slot until the wheel reaches twice the delay: 100 Gb/s with
+        // 8.4 us (16.8 us of wheel at 4.1 ns slots), 10 us (8.2 ns), 50 us (32.8 ns), 1 ms
+        // (the widest).
+        for (delay, shift) in [
+            (SimTime(8_380_000), 12),
+            (us(10), 13),
+            (us(50), 15),
+            (us(1000), 16),
+        ] {
+            assert_eq!(slot_shift_for(100e9, delay), shift, "{delay:?}");
+            let horizon_ps = (WHEEL_SLOTS as u64 - 1) << shift;
+            assert!(shift == WIDEST_SLOT_SHIFT || horizon_ps >= 2 * delay.ps());
+        }
     }
 
     #[test]
@@ -785,10 +921,12 @@ mod tests {
     fn same_order_as_a_single_heap() {
         // Delays drawn from what cnsim schedules: same instant, sub-slot, frame times and link
         // delays, exact ties on a 1.2 us grid, PAUSE-length and scheme-timer-length gaps, and
-        // some beyond the wheel's horizon; pops interleaved with pushes and bounded by `end`.
+        // some beyond the wheel's horizon; pops interleaved with pushes and bounded by `end`;
+        // slots of 65.5 ns, 16.4 ns, 4.1 ns and 1 ns.
         for seed in 1..=20u64 {
             let mut rng = seed;
-            let mut q = EventQueue::new();
+            let slot_shift = [16, 14, 12, 10][seed as usize % 4];
+            let mut q = EventQueue::with_slot_shift(slot_shift);
             let mut r = Reference {
                 heap: Default::default(),
                 seq: 0,
@@ -843,12 +981,14 @@ mod tests {
     #[test]
     fn crowded_slots_sort_as_a_single_heap() {
         // Hundreds to thousands of events per slot (a large fabric's), so buckets take the
-        // radix sort: ties at a slot's start, times over all 16 bits of the slot, and times
-        // whose high or low byte is the same for every event (a radix pass skipped).
-        let slot = 1u64 << SLOT_SHIFT;
-        for seed in 1..=10u64 {
+        // radix sort: ties at a slot's start, times over all the bits of the slot, and times
+        // whose high or low byte is the same for every event (a radix pass skipped); slots of
+        // 65.5 ns, 16.4 ns, 4.1 ns and 1 ns.
+        for seed in 1..=12u64 {
             let mut rng = seed;
-            let mut q = EventQueue::new();
+            let slot_shift = [16, 14, 12, 10][seed as usize % 4];
+            let slot = 1u64 << slot_shift;
+            let mut q = EventQueue::with_slot_shift(slot_shift);
             let mut reference = std::collections::BinaryHeap::new();
             let mut id = 0u32;
             for _ in 0..40 {
@@ -857,7 +997,7 @@ mod tests {
                         0 => 0,
                         1 => lcg(&mut rng) % slot,
                         2 => lcg(&mut rng) % 256,
-                        _ => (lcg(&mut rng) % 256) << 8,
+                        _ => (lcg(&mut rng) % (slot >> 8)) << 8,
                     };
                     let at = (q.now().ps() / slot + 1 + lcg(&mut rng) % 4) * slot + within;
                     q.schedule(SimTime(at), EventKind::SourceArrival(id));
@@ -900,10 +1040,10 @@ mod tests {
 
     /// Delays around every boundary the queue has: the same instant, the current slot, the
     /// next few slots, exact ties on a frame-time grid, the wheel's horizon (just inside and
-    /// just beyond), and the far heap.
-    fn delay() -> impl proptest::strategy::Strategy<Value = u64> {
+    /// just beyond), and the far heap, for slots of 2^`slot_shift` ps.
+    fn delay(slot_shift: u32) -> impl proptest::strategy::Strategy<Value = u64> {
         use proptest::prelude::*;
-        let slot = 1u64 << SLOT_SHIFT;
+        let slot = 1u64 << slot_shift;
         let horizon = slot * WHEEL_SLOTS as u64;
         prop_oneof![
             Just(0u64),
@@ -917,10 +1057,10 @@ mod tests {
         ]
     }
 
-    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    fn step(slot_shift: u32) -> impl proptest::strategy::Strategy<Value = Step> {
         use proptest::prelude::*;
         prop_oneof![
-            5 => delay().prop_map(Step::Schedule),
+            5 => delay(slot_shift).prop_map(Step::Schedule),
             4 => prop_oneof![0..200_000u64, 0..3_000_000u64, Just(u64::MAX / 2)].prop_map(Step::Pop),
             1 => Just(Step::Peek),
         ]
@@ -928,10 +1068,15 @@ mod tests {
 
     proptest::proptest! {
         /// Random schedule/pop/peek sequences give exactly a single (time, sequence) heap's
-        /// order, clock and pending count, and `upcoming` never names an event out of order.
+        /// order, clock and pending count, and `upcoming` never names an event out of order,
+        /// at every slot width.
         #[test]
-        fn random_runs_match_a_single_heap(steps in proptest::collection::vec(step(), 0..600)) {
-            let mut q = EventQueue::new();
+        fn random_runs_match_a_single_heap(
+            (slot_shift, steps) in (NARROWEST_SLOT_SHIFT..=WIDEST_SLOT_SHIFT).prop_flat_map(
+                |shift| (proptest::strategy::Just(shift), proptest::collection::vec(step(shift), 0..600))
+            )
+        ) {
+            let mut q = EventQueue::with_slot_shift(slot_shift);
             let mut reference = std::collections::BinaryHeap::new();
             for (id, step) in steps.iter().enumerate() {
                 let id = id as u32;

@@ -112,6 +112,11 @@ pub struct FinishedRun {
 
 impl Simulation {
     pub fn new(scenario: Scenario) -> Result<Simulation, ConfigError> {
+        Self::build(scenario, None)
+    }
+
+    /// `new`, with the event queue's slot width given (tests) or chosen for the network.
+    fn build(scenario: Scenario, slot_shift: Option<u32>) -> Result<Simulation, ConfigError> {
         let built = build::build(&scenario)?;
         let end = SimTime::from_secs_f64(scenario.duration_s);
         let probe_interval = SimTime::from_secs_f64(scenario.report.probe_interval_s);
@@ -142,8 +147,18 @@ impl Simulation {
             digest: FlowDigest::new(&scenario.report.slowdown_size_edges_bytes),
             scenario,
         };
+        if let Some(shift) = slot_shift {
+            sim.net.ctx.q = crate::engine::EventQueue::with_slot_shift(shift);
+        }
         sim.schedule_initial_events();
         Ok(sim)
+    }
+
+    /// As [`Simulation::new`], with the event queue's slots 2^`slot_shift` ps wide whatever the
+    /// network's rates (`engine::slot_shift_for`), to show a run's outputs do not depend on it.
+    #[cfg(test)]
+    fn with_event_slot_shift(scenario: Scenario, slot_shift: u32) -> Simulation {
+        Self::build(scenario, Some(slot_shift)).expect("valid scenario")
     }
 
     /// The hosts' names by host id (the codes of the flow records' `src` and `dst`).
@@ -452,5 +467,71 @@ impl Simulation {
                 .clone()
                 .unwrap_or_else(|| self.switch_port_peaks()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A k = 4 fat tree at 100 Gb/s, 2 MB flows from every host to a permutation partner
+    /// at 90% load over RoCE with PFC: an ACK per frame, so 64-byte frames' transmissions end
+    /// within a 65.5 ns slot, and hundreds of events share one.
+    const ROCE_FAT_TREE_100G: &str = r#"
+        name = "roce-fat-tree-100g"
+        seed = 3
+        duration_s = 0.0003
+        [topology]
+        kind = "fat_tree"
+        k = 4
+        host_rate_bps = 100e9
+        switch = { output_buffer_bytes = 150000 }
+        [[traffic]]
+        kind = "flows"
+        hosts = "all"
+        dst = "permutation"
+        load = 0.9
+        size = { bytes = 2_000_000 }
+        priority = 3
+        transport = "roce"
+        [pfc]
+        lossless_classes = [3]
+        xoff_bytes = 22500
+        xon_bytes = 18000
+        headroom_bytes = "auto"
+        [report]
+        probe_interval_s = 2e-5
+    "#;
+
+    /// The summary without the wall-clock figures.
+    fn summary_of(sim: Simulation) -> serde_json::Value {
+        let report = crate::Report::new(sim.run(&mut |_| true));
+        let mut summary = serde_json::to_value(&report.summary).expect("serialises");
+        let fields = summary.as_object_mut().expect("an object");
+        for wall in [
+            "wall_time_s",
+            "wall_s_per_sim_s",
+            "events_per_s",
+            "frame_hops_per_s",
+        ] {
+            fields.remove(wall).expect("a wall-clock field");
+        }
+        summary
+    }
+
+    /// The event queue's slot is chosen from the network's fastest port (4.1 ns at 100 Gb/s),
+    /// and the run's every output is what 65.5 ns, 16.4 ns or 1 ns slots give: the width
+    /// changes the speed only.
+    #[test]
+    fn a_runs_outputs_are_the_same_at_every_event_slot_width() {
+        let scenario = crate::resolve(ROCE_FAT_TREE_100G, &[], None).expect("valid scenario");
+        let chosen = Simulation::new(scenario.clone()).expect("valid scenario");
+        assert_eq!(chosen.net.event_slot_shift(), 12);
+        let want = summary_of(chosen);
+        assert!(want["frame_hops"].as_u64().expect("a count") > 100_000);
+        for shift in [16, 14, 10] {
+            let sim = Simulation::with_event_slot_shift(scenario.clone(), shift);
+            assert_eq!(summary_of(sim), want, "slots of 2^{shift} ps");
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! tests drive the elements through the same dispatch as a run.
 
 use crate::cc::Scheme;
-use crate::engine::{EventKind, EventQueue, NodeIdx, PortIdx};
+use crate::engine::{self, EventKind, EventQueue, NodeIdx, PortIdx};
 use crate::flows::{FlowRecords, FlowTable};
 use crate::net::frame_store::{FrameSlot, FrameStore};
 use crate::net::path;
@@ -36,10 +36,12 @@ impl Network {
                 s.stamps_telemetry = stamps;
             }
         }
+        let slot_shift =
+            engine::slot_shift_for(fastest_line_rate_bps(&nodes), longest_link_delay(&nodes));
         Network {
             nodes,
             ctx: Ctx {
-                q: EventQueue::new(),
+                q: EventQueue::with_slot_shift(slot_shift),
                 counters: Counters::default(),
                 flows,
                 telemetry: TelemetryStore::default(),
@@ -48,6 +50,12 @@ impl Network {
                 control_bytes,
             },
         }
+    }
+
+    /// The event queue's slot width, as a power of two of ps (`engine::slot_shift_for`).
+    #[cfg(test)]
+    pub(crate) fn event_slot_shift(&self) -> u32 {
+        self.ctx.q.slot_shift()
     }
 
     /// The elements, and what they may touch besides themselves.
@@ -208,4 +216,26 @@ fn pop_pipe_head(
             .schedule(next.arrival, p.arrival_event(node, port, next));
     }
     (slot, p.peer_node, p.peer_port)
+}
+
+/// The fastest line rate of any port (0 with no port): the event queue's slot is shorter than
+/// a minimum frame at this rate. A rate schedule's changes are not counted: the width changes
+/// the speed of a run, never its order of events.
+fn fastest_line_rate_bps(nodes: &[Node]) -> f64 {
+    nodes
+        .iter()
+        .flat_map(Node::ports)
+        .map(|p| p.line_rate_bps)
+        .fold(0.0, f64::max)
+}
+
+/// The longest one-way delay of any port (0 with no port): the event queue's wheel reaches
+/// twice as far ahead.
+fn longest_link_delay(nodes: &[Node]) -> SimTime {
+    nodes
+        .iter()
+        .flat_map(Node::ports)
+        .map(|p| p.delay)
+        .max()
+        .unwrap_or(SimTime::ZERO)
 }
