@@ -55,6 +55,11 @@ impl ClassLanes {
         expiry
     }
 
+    /// Classes with a pause that may still run (bit c): `paused_mask` is 0 when this is.
+    pub(crate) fn maybe_paused(&self) -> u8 {
+        self.maybe_paused
+    }
+
     pub(crate) fn lane(&self, class: usize) -> &PauseLane {
         &self.lanes[class]
     }

@@ -50,7 +50,11 @@ impl Port {
         let (rate, now) = (self.line_rate_bps, ctx.q.now());
         let expiry = match lane.pfc_class() {
             None => self.pause.receive(quanta, rate, now),
-            Some(class) => self.class_lanes().receive(class, quanta, rate, now),
+            Some(class) => {
+                let expiry = self.class_lanes().receive(class, quanta, rate, now);
+                self.note_pfc_pauses();
+                expiry
+            }
         };
         if let Some(until) = expiry {
             schedule_expire(until, lane, at, ctx);
@@ -68,7 +72,11 @@ impl Port {
         let now = ctx.q.now();
         let expiry = match lane.pfc_class() {
             None => self.pause.on_expire(now),
-            Some(class) => self.class_lanes().on_expire(class, now),
+            Some(class) => {
+                let expiry = self.class_lanes().on_expire(class, now);
+                self.note_pfc_pauses();
+                expiry
+            }
         };
         match expiry {
             Expiry::Stale => false,

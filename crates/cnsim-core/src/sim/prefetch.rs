@@ -156,6 +156,9 @@ fn targets(ev: EventKind, state: &State) {
                 if let Some(f) = p.data_q.front() {
                     lines(f);
                 }
+                if let Some(entry) = p.pipe_next_slot() {
+                    first_line(entry);
+                }
             }
         }
         EventKind::SourceArrival(s) => {
