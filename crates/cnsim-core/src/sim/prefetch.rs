@@ -10,7 +10,8 @@
 //!   arriving frame, whose slot in the frame store the event names);
 //! - the third, what that element points at: the pipe's first entries (the arriving frame's,
 //!   and the next arrival the handler schedules), the node the frame arrives at (the event
-//!   names it too); a waking host's next VOQ and the slots its next frame will be written to;
+//!   names it too); a freed switch port's next frame and the pipe entry it will be written
+//!   to; a waking host's next VOQ and the slots its next frame will be written to;
 //! - the second, the forwarding entry that switch reads for the frame; the flow record that
 //!   VOQ sends from;
 //! - the next one, the output port the frame will be queued on (the fields a leaving frame
