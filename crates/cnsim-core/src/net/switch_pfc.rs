@@ -46,28 +46,35 @@ pub(crate) struct PfcClassStats {
     pub(crate) lossy_drops: u64,
 }
 
+// `repr(C)`: the fields in the order written, so that what a frame's admission reads of the
+// struct is its first cache line (the compiler had put the mask and the threshold 711 bytes
+// in, past the statistics: half of `admit`'s samples on the 100 Gb/s RoCE fat tree,
+// docs/performance.md "Session 29"); the settings the triggers read, the headrooms and the
+// statistics follow.
+#[repr(C)]
 pub(crate) struct SwitchPfc {
     lossless_mask: u8,
     threshold: PfcThreshold,
-    xoff_bytes: u64,
-    xon_bytes: u64,
-    alpha: f64,
-    xon_offset_bytes: u64,
-    /// Per ingress port: its headroom per lossless class (`headroom_bytes`: one value for
-    /// every port, or each port's own with "auto": `sim/build/headroom.rs`).
-    pub(crate) headroom_bytes: Vec<u64>,
     pub(crate) quanta: u16,
-    shared_buffer_bytes: u64,
-    /// Per ingress port and class: bytes counted against XOFF, and bytes in headroom.
-    lanes: Vec<PortLanes>,
-    headroom_total: u64,
-    /// Per ingress port: the lossless classes whose upstream sender this switch holds (XOFF
-    /// outstanding); and how many such lanes there are.
-    paused: Vec<u8>,
+    /// How many lanes `paused` holds.
     paused_lanes: u32,
+    xoff_bytes: u64,
+    headroom_total: u64,
     /// At least the largest count of a lossless lane that is not paused: no such lane
     /// can pass XOFF while XOFF is at or above it.
     unpaused_bound_bytes: u64,
+    /// Per ingress port and class: bytes counted against XOFF, and bytes in headroom.
+    lanes: Box<[PortLanes]>,
+    /// Per ingress port: the lossless classes whose upstream sender this switch holds (XOFF
+    /// outstanding).
+    paused: Box<[u8]>,
+    xon_bytes: u64,
+    alpha: f64,
+    xon_offset_bytes: u64,
+    shared_buffer_bytes: u64,
+    /// Per ingress port: its headroom per lossless class (`headroom_bytes`: one value for
+    /// every port, or each port's own with "auto": `sim/build/headroom.rs`).
+    pub(crate) headroom_bytes: Vec<u64>,
     pub(crate) stats: [PfcClassStats; N_CLASSES],
 }
 
@@ -114,13 +121,27 @@ impl SwitchPfc {
             headroom_bytes,
             quanta: spec.quanta,
             shared_buffer_bytes: shared_buffer_bytes.unwrap_or(u64::MAX),
-            lanes: vec![PortLanes::default(); n_ports],
+            lanes: vec![PortLanes::default(); n_ports].into_boxed_slice(),
             headroom_total: 0,
-            paused: vec![0; n_ports],
+            paused: vec![0; n_ports].into_boxed_slice(),
             paused_lanes: 0,
             unpaused_bound_bytes: 0,
             stats: [PfcClassStats::default(); N_CLASSES],
         }
+    }
+
+    /// What admitting a frame of `class` from `port` reads beyond the struct's first line, as
+    /// (address, bytes): the port's lanes, its paused classes, the class's statistics. Hints
+    /// for the prefetcher (`sim/prefetch.rs`); any address when out of range.
+    pub(crate) fn admission_lines(&self, port: usize, class: usize) -> [(*const u8, usize); 3] {
+        [
+            (self.lanes.as_ptr().wrapping_add(port).cast(), 64),
+            (self.paused.as_ptr().wrapping_add(port), 1),
+            (
+                self.stats.as_ptr().wrapping_add(class).cast(),
+                std::mem::size_of::<PfcClassStats>(),
+            ),
+        ]
     }
 
     pub(crate) fn is_lossless(&self, class: usize) -> bool {
@@ -377,6 +398,9 @@ mod tests {
     fn a_ports_count_and_headroom_of_a_class_share_a_cache_line() {
         assert_eq!(std::mem::align_of::<PortLanes>(), 64);
         assert_eq!(std::mem::size_of::<PortLanes>(), 128);
+        // What admission reads of the record is its first line.
+        let end = std::mem::offset_of!(SwitchPfc, paused) + std::mem::size_of::<Box<[u8]>>();
+        assert!(end <= 64, "{end}");
         let pfc = SwitchPfc::new(&spec(PfcThreshold::Static), vec![3000; 3], None);
         for port in &pfc.lanes {
             let start = port as *const PortLanes as usize;

@@ -12,11 +12,13 @@
 //!   and the next arrival the handler schedules), the node the frame arrives at (the event
 //!   names it too); a freed switch port's next frame and the pipe entry it will be written
 //!   to; a waking host's next VOQ and the slots its next frame will be written to;
-//! - the second, the forwarding entry that switch reads for the frame; the flow record that
-//!   VOQ sends from;
+//! - the second, the forwarding entry that switch reads for the frame and the first line of
+//!   its PFC record; the flow record that VOQ sends from;
 //! - the next one, the output port the frame will be queued on (the fields a leaving frame
 //!   touches, not the names and pause state after them; its congestion point, if the switch
-//!   has any), or at a host the frame's flow record.
+//!   has any), what PFC's admission reads (the ingress port's lanes and paused classes, the
+//!   class's statistics; the switch's PFC record's first line the stage before, with the
+//!   forwarding entry), or at a host the frame's flow record.
 //!
 //! The first two stages were there first (docs/performance.md); the last two took the
 //! 6,144-host fabric's loop about 10% further (docs/performance.md, "Session 14").
@@ -209,6 +211,9 @@ fn route(ev: EventKind, state: &State) {
                 if let Some(entry) = s.route.entry_for(frame.dst) {
                     first_line(entry);
                 }
+                if let Some(pfc) = s.pfc.as_deref() {
+                    first_line(pfc);
+                }
             }
         }
         EventKind::HostWake { node, .. } => {
@@ -230,6 +235,18 @@ fn output(ev: EventKind, state: &State) {
                 let Some(out) = s.route.port_if_routed(frame) else {
                     return; // PAUSE, PFC: handled where they arrive
                 };
+                if let Some(pfc) = s.pfc.as_deref() {
+                    // The port the frame comes in by: the sending port's peer port.
+                    let EventKind::Arrive { node, port, .. } = ev else {
+                        return;
+                    };
+                    if let Some(sender) = port_of(state.nodes, node, port) {
+                        let class = frame.priority as usize;
+                        for (at, bytes) in pfc.admission_lines(sender.peer_port as usize, class) {
+                            bytes_at(at.cast(), bytes);
+                        }
+                    }
+                }
                 let out = out as usize;
                 if let Some(port) = s.ports.get(out) {
                     first_bytes(port, crate::net::port::OUTPUT_FIELDS_BYTES);
