@@ -137,11 +137,11 @@ impl PartialOrd for Scheduled {
 /// The widest slot, 2^16 ps = 65.536 ns: shorter than the shortest frame on a 10 Gb/s wire
 /// (67.2 ns), so on the seeds' networks the current slot holds few events even on large
 /// topologies.
-pub(crate) const WIDEST_SLOT_SHIFT: u32 = 16;
+const WIDEST_SLOT_SHIFT: u32 = 16;
 /// The narrowest slot, 2^10 ps = 1.05 ns (the shortest frame at 400 Gb/s takes 1.68 ns): the
 /// wheel still reaches 4.3 us ahead, and `radix_sort_bucket` needs at least 8 bits of time
 /// within a slot.
-pub(crate) const NARROWEST_SLOT_SHIFT: u32 = 10;
+const NARROWEST_SLOT_SHIFT: u32 = 10;
 /// The shortest frame Ethernet puts on a wire: 64 bytes and 20 of preamble and inter-frame
 /// gap, whatever `model.wire_overhead_bytes` a scenario counts.
 const SHORTEST_WIRE_FRAME_BITS: f64 = 84.0 * 8.0;
@@ -264,10 +264,11 @@ impl Upcoming<'_> {
 
 /// Sorts a bucket into key order. A bucket holds the events of one slot in the order they were
 /// scheduled, i.e. in increasing sequence, so a stable sort by time alone gives the order of the
-/// full keys; within a slot the time is its low `slot_shift` bits (8 to 16). One stable
-/// counting pass on their high `bits = log2(n) + 1` bits (at most 8) puts the `n` events in
-/// groups of `2^(slot_shift - bits)` ps, in order, each group still in sequence order and holding about one event
-/// on average, whatever `n`; an insertion pass then orders each group by time (it moves few).
+/// full keys; within a slot the time is its low `slot_shift` bits (10 to 16; the sort needs at
+/// least 8). One stable counting pass on their high `bits = log2(n) + 1` bits (at most 8) puts
+/// the `n` events in groups of `2^(slot_shift - bits)` ps, in order, each group still in
+/// sequence order and holding about one event on average, whatever `n`; an insertion pass then
+/// orders each group by time (it moves few).
 /// A bucket with a group larger than `MAX_INSERTION_GROUP` (events crowded into one group) is
 /// sorted by two counting passes instead, on the low and then the high 8 bits, so the sort
 /// stays linear. `scratch` is the second buffer, as long as the largest bucket sorted so
@@ -683,7 +684,7 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::strategy::Strategy;
+    use proptest::strategy::{Just, Strategy};
 
     #[test]
     fn an_event_is_two_16_byte_pieces() {
@@ -1073,7 +1074,7 @@ mod tests {
         #[test]
         fn random_runs_match_a_single_heap(
             (slot_shift, steps) in (NARROWEST_SLOT_SHIFT..=WIDEST_SLOT_SHIFT).prop_flat_map(
-                |shift| (proptest::strategy::Just(shift), proptest::collection::vec(step(shift), 0..600))
+                |shift| (Just(shift), proptest::collection::vec(step(shift), 0..600))
             )
         ) {
             let mut q = EventQueue::with_slot_shift(slot_shift);
