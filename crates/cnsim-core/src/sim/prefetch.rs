@@ -229,7 +229,7 @@ fn route(ev: EventKind, state: &State) {
 /// Stage four: the output port the arriving frame is queued on, or its flow at a host.
 fn output(ev: EventKind, state: &State) {
     let flows = state.flows;
-    if let EventKind::Arrive { .. } = ev {
+    if let EventKind::Arrive { node, port, .. } = ev {
         match arriving(ev, state) {
             Some((frame, Node::Switch(s))) => {
                 let Some(out) = s.route.port_if_routed(frame) else {
@@ -237,9 +237,6 @@ fn output(ev: EventKind, state: &State) {
                 };
                 if let Some(pfc) = s.pfc.as_deref() {
                     // The port the frame comes in by: the sending port's peer port.
-                    let EventKind::Arrive { node, port, .. } = ev else {
-                        return;
-                    };
                     if let Some(sender) = port_of(state.nodes, node, port) {
                         let class = frame.priority as usize;
                         for (at, bytes) in pfc.admission_lines(sender.peer_port as usize, class) {
