@@ -36,8 +36,7 @@ impl Network {
                 s.stamps_telemetry = stamps;
             }
         }
-        let slot_shift =
-            engine::slot_shift_for(fastest_line_rate_bps(&nodes), longest_link_delay(&nodes));
+        let slot_shift = event_slot_shift_for(&nodes);
         Network {
             nodes,
             ctx: Ctx {
@@ -218,24 +217,14 @@ fn pop_pipe_head(
     (slot, p.peer_node, p.peer_port)
 }
 
-/// The fastest line rate of any port (0 with no port): the event queue's slot is shorter than
-/// a minimum frame at this rate. A rate schedule's changes are not counted: the width changes
-/// the speed of a run, never its order of events.
-fn fastest_line_rate_bps(nodes: &[Node]) -> f64 {
-    nodes
-        .iter()
-        .flat_map(Node::ports)
-        .map(|p| p.line_rate_bps)
-        .fold(0.0, f64::max)
-}
-
-/// The longest one-way delay of any port (0 with no port): the event queue's wheel reaches
-/// twice as far ahead.
-fn longest_link_delay(nodes: &[Node]) -> SimTime {
-    nodes
-        .iter()
-        .flat_map(Node::ports)
-        .map(|p| p.delay)
-        .max()
-        .unwrap_or(SimTime::ZERO)
+/// The event queue's slot width for these nodes (`engine::slot_shift_for`): from the fastest
+/// line rate of any port and the longest one-way delay (0 and 0 with no port). A rate
+/// schedule's changes are not counted: the width changes the speed of a run, never its order
+/// of events.
+fn event_slot_shift_for(nodes: &[Node]) -> u32 {
+    let ports = nodes.iter().flat_map(Node::ports);
+    let (fastest_bps, longest_delay) = ports.fold((0.0, SimTime::ZERO), |(rate, delay), p| {
+        (f64::max(rate, p.line_rate_bps), delay.max(p.delay))
+    });
+    engine::slot_shift_for(fastest_bps, longest_delay)
 }
