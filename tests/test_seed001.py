@@ -260,11 +260,16 @@ def test_bcn_max_shortens_the_transient_a_lot(short_study):
     assert s.loc[("2", 600_000), "settled"]
     # At 75 KB the knee of four replications' mean scatters with the order of same-time events:
     # case 2 104 ms against case 1's 230 before switch ports went to one event per hop, 111
-    # against 206 after; the full study's 10 replications give 90 against >= 250 ms (knee 209).
+    # against 206 after; the full study's 10 replications give 76 against >= 250 ms (knee 250).
     # So "a lot" is half at 600 KB and 0.6 at 75 KB here.
     for b, factor in ((600_000, 0.5), (75_000, 0.6)):
         assert s.loc[("2", b), "knee_s"] <= factor * s.loc[("1", b), "knee_s"]
-        assert s.loc[("2", b), "transient_s"] < s.loc[("1", b), "transient_s"]
+    # Whether case 2 at 75 KB has settled (its aggregate over 300-550 ms within 1% of its mean
+    # after) is a coin flip of the sample: over 40 replications that mean drifts 1.8% (0.65%
+    # before PAUSE/PFC frames went ahead of the BCN messages at a port, 2026-12-06), and means of
+    # 10 replications settle in 1 block of 4 (3 of 4 before; docs/seed001.md). At 600 KB case 2
+    # settles and case 1 does not.
+    assert s.loc[("2", 600_000), "transient_s"] < s.loc[("1", 600_000), "transient_s"]
 
 
 def test_ten_percent_sampling_beats_two_percent(short_study):

@@ -58,6 +58,12 @@ impl Payload {
         matches!(self, Payload::Data { .. })
     }
 
+    /// An 802.3x PAUSE or 802.1Qbb PFC frame: a MAC Control frame, link-local, sent ahead of
+    /// the frames the MAC's clients queued (`Port::queue_pause_frame`).
+    pub(crate) fn is_mac_control(&self) -> bool {
+        matches!(self, Payload::Pause { .. } | Payload::Pfc { .. })
+    }
+
     /// A transport's ACK or NACK.
     pub(crate) fn is_transport_ack(&self) -> bool {
         matches!(self, Payload::Ack(_) | Payload::Nack(_))

@@ -132,7 +132,12 @@ impl Port {
     }
 
     /// Queues the lane's PAUSE/PFC frame at control priority (never paused), counts it, and
-    /// schedules the refresh it asks for.
+    /// schedules the refresh it asks for. PAUSE and PFC are MAC Control frames (802.3 clause 31,
+    /// 802.1Qbb): the MAC sends them once the frame in progress ends, ahead of the frames its
+    /// clients queued, so the frame goes behind the PAUSE/PFC frames already waiting and ahead
+    /// of a scheme's control frames (a CNM, a CNP: client frames). The headroom bound counts
+    /// on this (`scenario/pfc.rs`, `Headroom::auto_bytes`): before, a PFC frame waited behind
+    /// the CNMs queued at its port.
     fn queue_pause_frame(
         &mut self,
         lane: Lane,
@@ -157,7 +162,11 @@ impl Port {
         let bytes = ctx.control_bytes;
         let no_host = u32::MAX; // link-local: addressed to no host, never routed
         let pause = Frame::control(payload, no_host, no_host, no_host, bytes, ctx.q.now());
-        self.ctrl_q.push_back(pause);
+        let behind = self
+            .ctrl_q
+            .iter()
+            .take_while(|f| f.payload.is_mac_control());
+        self.ctrl_q.insert(behind.count(), pause);
         ctx.counters.control(kind, bytes);
         if let Some(due) = refresh_at {
             schedule_refresh(due, lane, at, ctx);
@@ -183,4 +192,83 @@ fn schedule_refresh(
 ) {
     ctx.q
         .schedule(at_time, EventKind::PauseRefresh { node, port, lane });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::{qcn::Cnm, CcMsg, Scheme};
+    use crate::net::Node;
+    use crate::testkit::TestNet;
+    use crate::time::SimTime;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// Host "a" with `data_frames` frames of 1,500 B queued at t = 0 (1.2 us each at 10 Gb/s);
+    /// at 0.5 us, mid-frame, `act` gets its port. Returns what a put on its link, in order:
+    /// "data", "cnm", or "pfc" and the class.
+    fn sent_after(
+        data_frames: usize,
+        act: impl FnOnce(&mut Port, &mut Ctx) + 'static,
+    ) -> Vec<String> {
+        let mut kit = TestNet::two_hosts(Scheme::None);
+        let (nodes, ctx) = kit.ctx();
+        let Node::Host(a) = &mut nodes[0] else {
+            unreachable!("node 0 is host a")
+        };
+        for _ in 0..data_frames {
+            a.enqueue_generated(0, Frame::data(0, 1, 1500, SimTime::ZERO), ctx);
+        }
+        kit.at(SimTime::from_nanos(500), |net| {
+            let (nodes, ctx) = net.ctx();
+            act(nodes[0].port_mut(0), ctx);
+            nodes[0].try_transmit(0, 0, ctx);
+        });
+        let sent = Rc::new(RefCell::new(Vec::new()));
+        let log = Rc::clone(&sent);
+        kit.run_until(SimTime::from_micros(10), move |net, ev| {
+            if let EventKind::Arrive { node: 0, slot, .. } = *ev {
+                log.borrow_mut()
+                    .push(match net.ctx.frames.get(slot).payload {
+                        Payload::Data { .. } => "data".to_string(),
+                        Payload::Cc(_) => "cnm".to_string(),
+                        Payload::Pfc { class, .. } => format!("pfc{class}"),
+                        other => format!("{other:?}"),
+                    });
+            }
+        });
+        sent.take()
+    }
+
+    fn queue_cnm(port: &mut Port, ctx: &Ctx) {
+        let msg = CcMsg::Cnm(Cnm { qfb: 1, cpid: 0 });
+        (port.ctrl_q).push_back(Frame::control(Payload::Cc(msg), 0, 1, 1, 64, ctx.q.now()));
+    }
+
+    #[test]
+    fn a_pfc_frame_is_sent_ahead_of_the_cnms_queued_before_it() {
+        // Two CNMs are queued while a's first frame is on the wire, then its receiver asks for
+        // XOFF on class 3: the PFC frame, a MAC Control frame, goes right after the frame in
+        // progress, ahead of the CNMs (client frames of the MAC), and the second data frame
+        // after them (control frames go before data); the XOFF's refresh follows at half its
+        // 5.12 us pause.
+        let sent = sent_after(2, |port, ctx| {
+            queue_cnm(port, ctx);
+            queue_cnm(port, ctx);
+            assert!(port.hold_peer(Lane::class(3), true, 100, (0, 0), ctx));
+        });
+        assert_eq!(sent, ["data", "pfc3", "cnm", "cnm", "data", "pfc3"]);
+    }
+
+    #[test]
+    fn pfc_frames_keep_their_order_among_themselves() {
+        // XOFF for classes 3 and then 5 while a CNM waits: both ahead of it, in their order (and
+        // their refreshes later).
+        let sent = sent_after(1, |port, ctx| {
+            queue_cnm(port, ctx);
+            assert!(port.hold_peer(Lane::class(3), true, 100, (0, 0), ctx));
+            assert!(port.hold_peer(Lane::class(5), true, 100, (0, 0), ctx));
+        });
+        assert_eq!(sent, ["data", "pfc3", "pfc5", "cnm", "pfc3", "pfc5"]);
+    }
 }
