@@ -76,10 +76,12 @@ def loop_instructions(annotated: str) -> int:
     raise ValueError(f"no inclusive count of {LOOP_FUNCTION} in the annotation")
 
 
-def build_runner() -> Path:
-    """`examples/run` built in release, as `bench_speed.py` measures the package."""
+def build_runner(profile: str = "release") -> Path:
+    """`examples/run` built in `profile` ("release", as `bench_speed.py` measures the package, or
+    "debug", quick to build after `cargo test`): its path."""
+    flags = ["--release"] if profile == "release" else []
     subprocess.run(
-        ["cargo", "build", "--release", "-q", "-p", "cnsim-core", "--example", "run"],
+        ["cargo", "build", *flags, "-q", "-p", "cnsim-core", "--example", "run"],
         check=True,
         cwd=REPO,
     )
@@ -90,7 +92,7 @@ def build_runner() -> Path:
         text=True,
         cwd=REPO,
     )
-    return Path(json.loads(meta.stdout)["target_directory"]) / "release" / "examples" / "run"
+    return Path(json.loads(meta.stdout)["target_directory"]) / profile / "examples" / "run"
 
 
 def scenario_text(spec: str, tmp: Path) -> Path:

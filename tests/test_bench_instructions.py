@@ -4,7 +4,6 @@ CNSIM_REQUIRE_VALGRIND=1, so CI cannot skip the end-to-end test)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -47,26 +46,11 @@ def valgrind() -> bool:
     return found
 
 
-def debug_runner() -> Path:
-    """`examples/run` in the debug profile (`cargo test` has built it; quick if not)."""
-    subprocess.run(
-        ["cargo", "build", "-q", "-p", "cnsim-core", "--example", "run"], check=True, cwd=ROOT
-    )
-    meta = subprocess.run(
-        ["cargo", "metadata", "--format-version", "1", "--no-deps"],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    return Path(json.loads(meta.stdout)["target_directory"]) / "debug" / "examples" / "run"
-
-
 def test_a_case_is_counted_end_to_end() -> None:
     if not valgrind():
         pytest.skip("valgrind is not installed")
     cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_instructions.py"), "incast"]
-    cmd += ["--duration-s", "0.0002", "--binary", str(debug_runner())]
+    cmd += ["--duration-s", "0.0002", "--binary", str(bench_instructions.build_runner("debug"))]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     row = proc.stdout.splitlines()[-1].split()
