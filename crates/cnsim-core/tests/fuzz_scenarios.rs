@@ -331,3 +331,77 @@ proptest! {
         }
     }
 }
+
+/// A case the PFC fuzzing found (2026-12-06): one quantum of pause at 10 Gb/s refreshed every
+/// 25.6 ns, faster than the link sends a 64 B PFC frame (51.2 ns), so thousands of PFC frames
+/// wait in the control queue. Each new one goes behind the last of them and ahead of the scheme
+/// messages (`net/link_pause.rs`); found by counting from the front, that place made the run 30
+/// times slower and past the wall budget in a debug build.
+#[test]
+fn a_pause_refreshed_faster_than_its_link_sends_it_runs() {
+    check_outcome(PAUSE_FLOOD, &[], None);
+}
+
+const PAUSE_FLOOD: &str = r#"name = "fuzz"
+duration_s = 0.002
+seed = 7
+
+[[hosts]]
+name = "a"
+[[hosts]]
+name = "b"
+[[hosts]]
+name = "c"
+rx_rate_bps = 5e9
+rx_buffer_bytes = 3e5
+
+[[switches]]
+name = "sw"
+latency_s = 1e-6
+shared_buffer_bytes = 2e5
+output_buffer_bytes = 1.5e5
+pause = { trigger = "egress", xoff_bytes = 1.2e5, xon_bytes = 1000.0 }
+
+[[links]]
+ends = ["a", "sw"]
+rate_bps = 1e10
+delay_s = 1e-6
+[[links]]
+ends = ["b", "sw"]
+rate_bps = 1e10
+[[links]]
+ends = ["sw", "c"]
+rate_bps = 1e10
+schedule = [{ from = "sw", at_s = 0.001, rate_bps = 5e9 }]
+
+[[traffic]]
+kind = "bernoulli"
+hosts = ["a", "b"]
+priority = 3
+dst = "c"
+frame_bytes = 1500
+load = 0.6
+
+[congestion]
+scheme = "qcn"
+
+[report]
+probe_interval_s = 0.0002
+
+[limits]
+max_events = 3e4
+max_probe_samples = 1e5
+
+[pfc]
+lossless_classes = [3, 5]
+threshold = "static"
+xoff_bytes = 20000
+xon_bytes = 10000
+alpha = 0.25
+xon_offset_bytes = 1e-6
+headroom_bytes = 30000
+quanta = 1
+scheduler = "dwrr"
+dwrr_quantum_bytes = [1500, 1500, 1500, 3000, 1500, 1500, 1500, 1500]
+host_rx = true
+"#;
