@@ -18,7 +18,7 @@ pub(crate) mod switch_pfc;
 pub(crate) mod switch_tx;
 pub(crate) mod telemetry;
 
-use crate::cc::Scheme;
+use crate::cc::{CcMsg, Scheme};
 use crate::engine::{EventQueue, NodeIdx, PortIdx};
 use crate::flow_control::Lane;
 use crate::flows::FlowTable;
@@ -45,6 +45,9 @@ pub(crate) struct Ctx {
     pub(crate) telemetry: TelemetryStore,
     /// The frames on the links (`frame_store.rs`).
     pub(crate) frames: FrameStore,
+    /// A scheme's messages queue with the data (`model.message_queue = "data"`), not in the
+    /// control queue.
+    pub(crate) messages_ride_data: bool,
 }
 
 impl Ctx {
@@ -53,6 +56,13 @@ impl Ctx {
         self.counters.drop(place);
         self.flows.on_dropped(frame.flow_id);
         self.telemetry.release(frame.payload.telemetry());
+    }
+
+    /// Whether the scheme's message `msg` waits with the data at a port: by its scheme's
+    /// design (E2CM's forward probes) or by `model.message_queue`.
+    #[inline]
+    pub(crate) fn rides_data_queue(&self, msg: &CcMsg) -> bool {
+        self.messages_ride_data || msg.rides_data_queue()
     }
 
     /// Counts a control frame lost (a full buffer, a lossy link).

@@ -119,7 +119,9 @@ impl Switch {
                 let lane = Lane::class(class as usize);
                 self.on_pause_frame(me, in_port, lane, quanta, ctx)
             }
-            Payload::Cc(msg) if msg.rides_data_queue() => self.on_buffered(me, in_port, slot, ctx),
+            Payload::Cc(msg) if ctx.rides_data_queue(&msg) => {
+                self.on_buffered(me, in_port, slot, ctx)
+            }
             // A transport's ACK/NACK is queued, paused and dropped like data.
             Payload::Ack(_) | Payload::Nack(_) => self.on_buffered(me, in_port, slot, ctx),
             Payload::Cc(_) => {
@@ -303,7 +305,7 @@ impl Switch {
         reply.flow_id = about.flow_id;
         reply.priority = about.priority;
         let back = self.route.port(&reply);
-        if msg.rides_data_queue() {
+        if ctx.rides_data_queue(&msg) {
             let slot = ctx.frames.put(&reply);
             self.on_buffered(me, back, slot, ctx);
             return;
@@ -461,5 +463,90 @@ impl Switch {
 
     pub(crate) fn data_frames_held(&self, frames: &FrameStore) -> u64 {
         self.ports.iter().map(|p| p.data_frames_held(frames)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::qcn::{Cnm, QcnParams};
+    use crate::cc::Scheme;
+    use crate::engine::EventKind;
+    use crate::net::Node;
+    use crate::sim::build::build;
+    use crate::testkit::TestNet;
+    use crate::time::SimTime;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    const S: u32 = 3;
+
+    /// The star (a, c -> s -> b, 10 Gb/s, 1 us links) with b and c each sending three 1,500 B
+    /// frames to a from t = 0, so that s's port to a holds a queue; at 5 us s sends a CNM to a
+    /// (about a frame a sent, of class 0), with s's shared buffer `shared_bytes`. Returns what
+    /// reaches a, in order, and the control frames lost.
+    fn reaching_a(messages_ride_data: bool, shared_bytes: Option<u64>) -> (Vec<&'static str>, u64) {
+        let sc = crate::resolve(crate::testkit::STAR, &[], None).expect("valid scenario");
+        let mut built = build(&sc).expect("builds");
+        let Node::Switch(s) = &mut built.nodes[S as usize] else {
+            unreachable!("s is a switch")
+        };
+        s.limits.shared_bytes = shared_bytes;
+        let mut t = TestNet::new(built.nodes, Scheme::Qcn(QcnParams::default()));
+        t.net.ctx.messages_ride_data = messages_ride_data;
+        t.at(SimTime::ZERO, |net| {
+            let (nodes, ctx) = net.ctx();
+            for src in [1, 2] {
+                let Node::Host(h) = &mut nodes[src as usize] else {
+                    unreachable!("b and c are hosts")
+                };
+                for _ in 0..3 {
+                    h.enqueue_generated(src, Frame::data(src, 0, 1500, SimTime::ZERO), ctx);
+                }
+            }
+        });
+        t.at(SimTime::from_micros(5), |net| {
+            let (nodes, ctx) = net.ctx();
+            let Node::Switch(s) = &mut nodes[S as usize] else {
+                unreachable!("s is a switch")
+            };
+            let about = Frame::data(0, 1, 1500, SimTime::ZERO);
+            s.send_message(S, &about, CcMsg::Cnm(Cnm { qfb: 1, cpid: 0 }), ctx);
+        });
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let log = Rc::clone(&seen);
+        t.run_until(SimTime::from_micros(30), move |net, ev| {
+            if let EventKind::Arrive { peer: 0, slot, .. } = *ev {
+                let data = net.ctx.frames.get(slot).is_data();
+                log.borrow_mut().push(if data { "data" } else { "cnm" });
+            }
+        });
+        let lost = t.net.ctx.counters.control_dropped;
+        (seen.take(), lost)
+    }
+
+    #[test]
+    fn a_message_overtakes_the_queued_data_in_the_control_queue() {
+        // s's port to a sends b's and c's frames back to back from 2.2 us, 1.2 us each; at 5 us
+        // the third is on the wire and three wait. The CNM goes next (strict priority), and a
+        // full buffer does not stop it.
+        let order = ["data", "data", "data", "cnm", "data", "data", "data"];
+        assert_eq!(reaching_a(false, None), (order.to_vec(), 0));
+        assert_eq!(reaching_a(false, Some(4_500)), (order.to_vec(), 0));
+    }
+
+    #[test]
+    fn a_message_riding_the_data_queue_waits_behind_the_queued_data() {
+        // model.message_queue = "data": the CNM joins class 0's queue behind the three frames.
+        let order = ["data", "data", "data", "data", "data", "data", "cnm"];
+        assert_eq!(reaching_a(true, None), (order.to_vec(), 0));
+    }
+
+    #[test]
+    fn a_message_riding_the_data_queue_is_dropped_by_a_full_buffer() {
+        // The three waiting frames fill a 4,500 B buffer exactly (the one on the wire has
+        // left it): the 64 B CNM does not fit and is lost, counted with the control frames.
+        let order = ["data"; 6];
+        assert_eq!(reaching_a(true, Some(4_500)), (order.to_vec(), 1));
     }
 }

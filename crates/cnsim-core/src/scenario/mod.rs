@@ -117,8 +117,9 @@ fn default_seed() -> u64 {
     1
 }
 
-/// Control frames (PAUSE, CNM, BCN) always overtake data in every output queue (strict
-/// priority), and are never paused or dropped.
+/// PAUSE and PFC frames always overtake data in every output queue (strict priority), and are
+/// never paused or dropped; a scheme's messages (CNM, BCN, CNP) do too unless
+/// `message_queue = "data"`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct ModelSpec {
@@ -130,6 +131,9 @@ pub(crate) struct ModelSpec {
     /// How a host serves the flows waiting for one destination (one VOQ): first come, first
     /// served, or a frame from each in turn.
     pub(crate) flow_service: FlowService,
+    /// Where a scheme's messages (CNM, BCN, DCQCN's CNP) wait at a port: in the control queue
+    /// at strict priority over all data, or with the data of their class.
+    pub(crate) message_queue: MessageQueue,
 }
 
 impl Default for ModelSpec {
@@ -138,8 +142,27 @@ impl Default for ModelSpec {
             wire_overhead_bytes: 0,
             control_frame_bytes: 64,
             flow_service: FlowService::Fifo,
+            message_queue: MessageQueue::Control,
         }
     }
+}
+
+/// Where a scheme's messages wait at a port (the reference design's "strict priority over
+/// data (configurable)"; docs/scenario.md, the model table).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum MessageQueue {
+    /// In the port's control queue, at strict priority over all data, behind any PAUSE/PFC
+    /// frame: never paused, dropped, buffered or sampled.
+    #[default]
+    Control,
+    /// With the data of the class of the frame the message is about: served by the class
+    /// scheduler, paused with its class, admitted or dropped by the buffer (a lost message is
+    /// counted in `control_frames.dropped`), counted in its queue's bytes; congestion points
+    /// sample data only. At a host, behind the data of the VOQ towards the message's
+    /// destination, in that VOQ's class. A scheme's probes that ride the data queue by design
+    /// (E2CM's forward probes) do so either way.
+    Data,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]

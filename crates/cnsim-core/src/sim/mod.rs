@@ -153,6 +153,8 @@ impl Simulation {
         if let Some(shift) = slot_shift {
             sim.net.ctx.q = crate::engine::EventQueue::with_slot_shift(shift);
         }
+        sim.net.ctx.messages_ride_data =
+            sim.scenario.model.message_queue == crate::scenario::MessageQueue::Data;
         sim.schedule_initial_events();
         Ok(sim)
     }

@@ -47,6 +47,7 @@ impl Network {
                 frames: FrameStore::default(),
                 scheme,
                 control_bytes,
+                messages_ride_data: false,
             },
         }
     }

@@ -25,8 +25,8 @@ impl Host {
             let sent = limiter.on_transmit(bytes, now, &mut self.rng);
             let settled = voq.limiter_settled && !sent.changed;
             if let Some(msg) = sent.msg {
-                let (dst, qp) = (voq.dst, voq.qp);
-                self.queue_message(msg, self.id, dst, qp, ctx);
+                let (dst, qp, class) = (voq.dst, voq.qp, voq.priority);
+                self.queue_message(msg, self.id, dst, qp, class, ctx);
             }
             // A no-op when nothing changed since the last call (it is idempotent).
             if !settled {

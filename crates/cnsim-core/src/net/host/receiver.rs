@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use crate::cc::CcMsg;
 use crate::engine::{EventKind, NodeIdx};
 use crate::flow_control::{hysteresis, Lane};
-use crate::net::frame::{FlowId, Frame, HostId, Payload, NO_SEQ};
+use crate::net::frame::{Frame, Payload, NO_SEQ};
 use crate::net::Ctx;
 use crate::scenario::{Watermarks, N_CLASSES};
 use crate::stats::DropPlace;
@@ -71,14 +71,15 @@ impl Host {
     fn notify_np(&mut self, me: NodeIdx, frame: &Frame, ctx: &mut Ctx) {
         let np = self.np.as_mut().expect("checked by notify");
         if let Some(reply) = np.on_receive(frame, ctx.q.now()) {
-            self.answer(me, reply, frame.src, frame.flow_id, ctx);
+            self.answer(me, reply, frame, ctx);
         }
     }
 
-    /// Sends the NP's answer to `to`, about its flow `flow_id` (the RP of a transported flow
-    /// is per queue pair).
-    fn answer(&mut self, me: NodeIdx, reply: CcMsg, to: HostId, flow_id: FlowId, ctx: &mut Ctx) {
-        self.queue_message(reply, to, self.id, flow_id, ctx);
+    /// Sends the NP's answer to the source of `about`, about its flow (the RP of a transported
+    /// flow is per queue pair), in its class when messages ride the data queue.
+    fn answer(&mut self, me: NodeIdx, reply: CcMsg, about: &Frame, ctx: &mut Ctx) {
+        let (to, flow_id, class) = (about.src, about.flow_id, about.priority);
+        self.queue_message(reply, to, self.id, flow_id, class, ctx);
         self.try_transmit(me, ctx);
     }
 

@@ -256,3 +256,35 @@ fn queue_pair_feedback_goes_to_its_own_rp_and_none_after_it_completes() {
         "QP 1 has completed"
     );
 }
+
+/// A CNM that host 0 queues for host 5 about data of class 3, with `model.message_queue`
+/// "data" (`ride`) or "control": where it waits, and the class of the VOQ it waits in.
+fn queued_cnm(ride: bool, data_to_5: Option<u8>) -> (bool, Option<u8>) {
+    let mut host = plain_host();
+    let mut world = world(Scheme::Qcn(QcnParams::default()));
+    let (_, ctx) = world.ctx();
+    ctx.messages_ride_data = ride;
+    if let Some(class) = data_to_5 {
+        // The first frame goes on the wire at once, the second waits in the VOQ.
+        for _ in 0..2 {
+            let mut frame = Frame::data(0, 5, 1500, SimTime::ZERO);
+            frame.priority = class;
+            host.enqueue_generated(0, frame, ctx);
+        }
+    }
+    let msg = CcMsg::Cnm(crate::cc::qcn::Cnm { qfb: 1, cpid: 0 });
+    host.queue_message(msg, 5, 0, crate::net::frame::NO_FLOW, 3, ctx);
+    let in_control = !host.port.ctrl_q.is_empty();
+    let voq = host.voq(5).filter(|v| !v.own_frames.is_empty());
+    (in_control, voq.map(|v| v.priority))
+}
+
+#[test]
+fn a_host_s_message_rides_its_voq_only_when_messages_ride_the_data_queue() {
+    // "control": the control queue, no VOQ. "data": the VOQ towards the message's destination,
+    // in the class of the data it is about when that VOQ has no data of its own, else in the
+    // VOQ's class (one class per VOQ).
+    assert_eq!(queued_cnm(false, None), (true, None));
+    assert_eq!(queued_cnm(true, None), (false, Some(3)));
+    assert_eq!(queued_cnm(true, Some(5)), (false, Some(5)));
+}

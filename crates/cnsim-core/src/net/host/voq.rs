@@ -250,7 +250,8 @@ impl Host {
 
     /// Queues a scheme message from this host to `to`, about the data flow that goes to
     /// `flow_dst` (its RP key at the source) and, for a queue pair, flow `flow_id` (its RP is
-    /// per flow): at control priority, or behind `to`'s VOQ when it rides the data queue. The
+    /// per flow), whose data is of `class`: at control priority, or behind `to`'s VOQ when it
+    /// rides the data queue (in that VOQ's class; `class` for a VOQ that holds no data). The
     /// caller lets the NIC decide what to send next.
     pub(super) fn queue_message(
         &mut self,
@@ -258,6 +259,7 @@ impl Host {
         about_src: HostId,
         flow_dst: HostId,
         flow_id: FlowId,
+        class: u8,
         ctx: &mut Ctx,
     ) {
         let bytes = msg.bytes(&ctx.scheme);
@@ -276,9 +278,14 @@ impl Host {
             ctx.q.now(),
         );
         frame.flow_id = flow_id;
-        if msg.rides_data_queue() {
+        if ctx.rides_data_queue(&msg) {
             let slot = self.slot_of(to, ctx);
-            self.voqs[slot as usize].own_frames.push_back(frame);
+            let voq = &mut self.voqs[slot as usize];
+            if voq.frames.is_empty() && voq.flows.is_empty() && voq.saturating_frame_bytes.is_none()
+            {
+                voq.priority = class;
+            }
+            voq.own_frames.push_back(frame);
             self.add_to_ring(slot);
         } else {
             self.port.ctrl_q.push_back(frame);
