@@ -258,30 +258,44 @@ fn pfc_scenario() -> impl Strategy<Value = String> {
         (scheme, kind).prop_map(|(scheme, kind)| template(&SANE.map(str::to_string), scheme, kind));
     (base, slots, threshold, scheduler, host_rx).prop_map(
         |(base, slots, threshold, scheduler, host_rx)| {
-            const SANE_PFC: [&str; 8] = [
-                "20000", "10000", "0.25", "1000", "30000", "100", "1500", "3",
-            ];
             let v: [String; 8] = std::array::from_fn(|i| {
                 slots[i].clone().unwrap_or_else(|| SANE_PFC[i].to_string())
             });
-            let base = base
-                .replace(
-                    "output_buffer_bytes =",
-                    "shared_buffer_bytes = 2e5\noutput_buffer_bytes =",
-                )
-                .replace(
-                    "hosts = [\"a\", \"b\"]",
-                    &format!("hosts = [\"a\", \"b\"]\npriority = {}", v[7]),
-                );
-            format!(
-                "{base}\n[pfc]\nlossless_classes = [3, 5]\nthreshold = \"{threshold}\"\n\
-             xoff_bytes = {}\nxon_bytes = {}\nalpha = {}\nxon_offset_bytes = {}\n\
-             headroom_bytes = {}\nquanta = {}\nscheduler = \"{scheduler}\"\n\
-             dwrr_quantum_bytes = [{}, 1500, 1500, 3000, 1500, 1500, 1500, 1500]\n\
-             host_rx = {host_rx}\n",
-                v[0], v[1], v[2], v[3], v[4], v[5], v[6]
-            )
+            with_pfc(&base, &v, threshold, scheduler, host_rx)
         },
+    )
+}
+
+/// The PFC fields' sane values, in `with_pfc`'s order.
+const SANE_PFC: [&str; 8] = [
+    "20000", "10000", "0.25", "1000", "30000", "100", "1500", "3",
+];
+
+/// `base` (a `template` scenario) with a shared buffer, the traffic's class `v[7]` and a `[pfc]`
+/// table of XOFF, XON, alpha, XON offset, headroom, quanta and class 0's DWRR quantum `v[0..7]`.
+fn with_pfc(
+    base: &str,
+    v: &[String; 8],
+    threshold: &str,
+    scheduler: &str,
+    host_rx: bool,
+) -> String {
+    let base = base
+        .replace(
+            "output_buffer_bytes =",
+            "shared_buffer_bytes = 2e5\noutput_buffer_bytes =",
+        )
+        .replace(
+            "hosts = [\"a\", \"b\"]",
+            &format!("hosts = [\"a\", \"b\"]\npriority = {}", v[7]),
+        );
+    format!(
+        "{base}\n[pfc]\nlossless_classes = [3, 5]\nthreshold = \"{threshold}\"\n\
+         xoff_bytes = {}\nxon_bytes = {}\nalpha = {}\nxon_offset_bytes = {}\n\
+         headroom_bytes = {}\nquanta = {}\nscheduler = \"{scheduler}\"\n\
+         dwrr_quantum_bytes = [{}, 1500, 1500, 3000, 1500, 1500, 1500, 1500]\n\
+         host_rx = {host_rx}\n",
+        v[0], v[1], v[2], v[3], v[4], v[5], v[6]
     )
 }
 
@@ -339,69 +353,8 @@ proptest! {
 /// times slower and past the wall budget in a debug build.
 #[test]
 fn a_pause_refreshed_faster_than_its_link_sends_it_runs() {
-    check_outcome(PAUSE_FLOOD, &[], None);
+    let base = template(&SANE.map(str::to_string), "qcn", "bernoulli");
+    let mut v = SANE_PFC.map(str::to_string);
+    (v[3], v[5]) = ("1e-6".to_string(), "1".to_string()); // XON offset; quanta
+    check_outcome(&with_pfc(&base, &v, "static", "dwrr", true), &[], None);
 }
-
-const PAUSE_FLOOD: &str = r#"name = "fuzz"
-duration_s = 0.002
-seed = 7
-
-[[hosts]]
-name = "a"
-[[hosts]]
-name = "b"
-[[hosts]]
-name = "c"
-rx_rate_bps = 5e9
-rx_buffer_bytes = 3e5
-
-[[switches]]
-name = "sw"
-latency_s = 1e-6
-shared_buffer_bytes = 2e5
-output_buffer_bytes = 1.5e5
-pause = { trigger = "egress", xoff_bytes = 1.2e5, xon_bytes = 1000.0 }
-
-[[links]]
-ends = ["a", "sw"]
-rate_bps = 1e10
-delay_s = 1e-6
-[[links]]
-ends = ["b", "sw"]
-rate_bps = 1e10
-[[links]]
-ends = ["sw", "c"]
-rate_bps = 1e10
-schedule = [{ from = "sw", at_s = 0.001, rate_bps = 5e9 }]
-
-[[traffic]]
-kind = "bernoulli"
-hosts = ["a", "b"]
-priority = 3
-dst = "c"
-frame_bytes = 1500
-load = 0.6
-
-[congestion]
-scheme = "qcn"
-
-[report]
-probe_interval_s = 0.0002
-
-[limits]
-max_events = 3e4
-max_probe_samples = 1e5
-
-[pfc]
-lossless_classes = [3, 5]
-threshold = "static"
-xoff_bytes = 20000
-xon_bytes = 10000
-alpha = 0.25
-xon_offset_bytes = 1e-6
-headroom_bytes = 30000
-quanta = 1
-scheduler = "dwrr"
-dwrr_quantum_bytes = [1500, 1500, 1500, 3000, 1500, 1500, 1500, 1500]
-host_rx = true
-"#;
