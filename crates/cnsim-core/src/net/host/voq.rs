@@ -55,10 +55,12 @@ pub(crate) struct Voq {
 
 impl Voq {
     pub(super) fn has_work(&self) -> bool {
-        !self.frames.is_empty()
-            || !self.flows.is_empty()
-            || !self.own_frames.is_empty()
-            || self.saturating_frame_bytes.is_some()
+        self.holds_data() || !self.own_frames.is_empty()
+    }
+
+    /// Data waits (frames, flows or a saturating source), which sets the VOQ's class.
+    fn holds_data(&self) -> bool {
+        !self.frames.is_empty() || !self.flows.is_empty() || self.saturating_frame_bytes.is_some()
     }
 
     fn is_idle(&self) -> bool {
@@ -281,8 +283,7 @@ impl Host {
         if ctx.rides_data_queue(&msg) {
             let slot = self.slot_of(to, ctx);
             let voq = &mut self.voqs[slot as usize];
-            if voq.frames.is_empty() && voq.flows.is_empty() && voq.saturating_frame_bytes.is_none()
-            {
+            if !voq.holds_data() {
                 voq.priority = class;
             }
             voq.own_frames.push_back(frame);
