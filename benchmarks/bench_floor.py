@@ -3,8 +3,8 @@ both in alternation on this machine, and the ratio of their loop times per frame
 
 The floor is a lean model of the same fabric, traffic and events with nothing else
 (benchmarks/floor/README.md). The machine's speed moves both alike (session 30 measured this
-VM 18% apart within ten minutes), so their ratio says how far cnsim's loop is from the least a
-loop of these events costs, where a wall time alone says as much about the day as about the
+VM 18% apart within ten minutes), so their ratio says how far cnsim's loop is from a lean loop
+of the same events, where a wall time alone says as much about the day as about the
 code (docs/performance.md, "Session 31"). Each round runs cnsim (through the installed
 package, a fresh process, its loop's wall time) and then the floor; the best of each and the
 median of the rounds' ratios are printed. The two must carry the same traffic: the script

@@ -1,6 +1,6 @@
-//! A lean model of `meta-fabric-6144`'s open-loop run, written to measure how little a
-//! frame-hop can cost on this machine with the same events: a lower bound for cnsim's loop,
-//! not a simulator (benchmarks/floor/README.md says what it leaves out and what it showed).
+//! A lean model of `meta-fabric-6144`'s open-loop run, written to measure what a frame-hop
+//! costs on this machine in a loop of the same events that does nothing else: a reference for
+//! cnsim's loop, not a simulator (benchmarks/floor/README.md says what it leaves out and what it showed).
 //!
 //! The same fabric (8 pods x 48 racks x 16 hosts at 10 Gb/s, 4 fabric switches a pod, 4 planes
 //! of 24 spines, 40 Gb/s fabric links, 1 us each), the same traffic (WebSearch flows, Poisson
