@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench_instructions import target_directory
 from bench_speed import bench
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,14 +62,7 @@ def build_floor(profile: str = "release") -> Path:
     """`cnsim-floor` built in `profile`: its path."""
     flags = ["--release"] if profile == "release" else []
     subprocess.run(["cargo", "build", *flags, "-q", "-p", "cnsim-floor"], check=True, cwd=REPO)
-    meta = subprocess.run(
-        ["cargo", "metadata", "--format-version", "1", "--no-deps"],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    return Path(json.loads(meta.stdout)["target_directory"]) / profile / "cnsim-floor"
+    return target_directory() / profile / "cnsim-floor"
 
 
 def run_floor(binary: Path, duration_ms: float) -> dict[str, float]:

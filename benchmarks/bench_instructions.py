@@ -85,6 +85,11 @@ def build_runner(profile: str = "release") -> Path:
         check=True,
         cwd=REPO,
     )
+    return target_directory() / profile / "examples" / "run"
+
+
+def target_directory() -> Path:
+    """Where cargo builds this workspace (`CARGO_TARGET_DIR` or `target/`)."""
     meta = subprocess.run(
         ["cargo", "metadata", "--format-version", "1", "--no-deps"],
         check=True,
@@ -92,7 +97,7 @@ def build_runner(profile: str = "release") -> Path:
         text=True,
         cwd=REPO,
     )
-    return Path(json.loads(meta.stdout)["target_directory"]) / profile / "examples" / "run"
+    return Path(json.loads(meta.stdout)["target_directory"])
 
 
 def scenario_text(spec: str, tmp: Path) -> Path:

@@ -123,6 +123,31 @@ pub struct Fabric {
     pub buffer_bytes: u64,
 }
 
+/// Adds a switch of `tier` whose ports lead, in order, to `links`: (the node at the far end,
+/// the link's ps per byte).
+fn add_switch(
+    switches: &mut Vec<Switch>,
+    ports: &mut Vec<Port>,
+    tier: Tier,
+    links: impl Iterator<Item = (u32, u64)>,
+) {
+    let owner = switches.len() as u32;
+    let first_port = ports.len() as u32;
+    ports.extend(links.map(|(peer, ps_per_byte)| Port {
+        free_at_ps: 0,
+        ps_per_byte,
+        peer,
+        departure_pending: false,
+        owner,
+        queue: VecDeque::new(),
+    }));
+    switches.push(Switch {
+        tier,
+        first_port,
+        memory_bytes: 0,
+    });
+}
+
 /// The multiply-shift of a hash into 0..n (Lemire's "fastrange").
 fn pick(hash: u32, salt: u32, n: u32) -> u32 {
     let mixed = (hash ^ salt).wrapping_mul(0x9E37_79B1);
@@ -140,65 +165,32 @@ impl Fabric {
         let n_fabric = shape.pods * shape.planes;
         let spine_sw =
             |plane: u32, spine: u32| n_hosts + n_racks + n_fabric + plane * shape.spines + spine;
-        let mut switches = Vec::new();
-        let mut ports = Vec::new();
-        let port = |peer: u32, ps_per_byte: u64, owner: u32| Port {
-            free_at_ps: 0,
-            ps_per_byte,
-            peer,
-            departure_pending: false,
-            owner,
-            queue: VecDeque::new(),
-        };
+        let (mut switches, mut ports) = (Vec::new(), Vec::new());
         for pod in 0..shape.pods {
             for rack in 0..shape.racks {
-                let me = switches.len() as u32;
-                let first_port = ports.len() as u32;
-                for h in 0..shape.hosts_per_rack {
-                    let host = (pod * shape.racks + rack) * shape.hosts_per_rack + h;
-                    ports.push(port(host, HOST_PS_PER_BYTE, me));
-                }
-                for plane in 0..shape.planes {
-                    ports.push(port(fabric_sw(pod, plane), FABRIC_PS_PER_BYTE, me));
-                }
+                let first_host = (pod * shape.racks + rack) * shape.hosts_per_rack;
+                let down = (0..shape.hosts_per_rack).map(|h| (first_host + h, HOST_PS_PER_BYTE));
+                let up = (0..shape.planes).map(|plane| (fabric_sw(pod, plane), FABRIC_PS_PER_BYTE));
                 let tier = Tier::Rack { pod, rack };
-                switches.push(Switch {
-                    tier,
-                    first_port,
-                    memory_bytes: 0,
-                });
+                add_switch(&mut switches, &mut ports, tier, down.chain(up));
             }
         }
         for pod in 0..shape.pods {
             for plane in 0..shape.planes {
-                let me = switches.len() as u32;
-                let first_port = ports.len() as u32;
-                for rack in 0..shape.racks {
-                    ports.push(port(rack_sw(pod, rack), FABRIC_PS_PER_BYTE, me));
-                }
-                for spine in 0..shape.spines {
-                    ports.push(port(spine_sw(plane, spine), FABRIC_PS_PER_BYTE, me));
-                }
-                let tier = Tier::Fabric { pod };
-                switches.push(Switch {
-                    tier,
-                    first_port,
-                    memory_bytes: 0,
-                });
+                let down = (0..shape.racks).map(|rack| (rack_sw(pod, rack), FABRIC_PS_PER_BYTE));
+                let up = (0..shape.spines).map(|s| (spine_sw(plane, s), FABRIC_PS_PER_BYTE));
+                add_switch(
+                    &mut switches,
+                    &mut ports,
+                    Tier::Fabric { pod },
+                    down.chain(up),
+                );
             }
         }
         for plane in 0..shape.planes {
             for _spine in 0..shape.spines {
-                let me = switches.len() as u32;
-                let first_port = ports.len() as u32;
-                for pod in 0..shape.pods {
-                    ports.push(port(fabric_sw(pod, plane), FABRIC_PS_PER_BYTE, me));
-                }
-                switches.push(Switch {
-                    tier: Tier::Spine,
-                    first_port,
-                    memory_bytes: 0,
-                });
+                let down = (0..shape.pods).map(|pod| (fabric_sw(pod, plane), FABRIC_PS_PER_BYTE));
+                add_switch(&mut switches, &mut ports, Tier::Spine, down);
             }
         }
         let place = (0..n_hosts)
