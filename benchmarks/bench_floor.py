@@ -1,5 +1,6 @@
-"""cnsim beside the floor (benchmarks/floor): `meta-fabric-6144`'s first milliseconds run by
-both in alternation on this machine, and the ratio of their loop times per frame-hop.
+"""cnsim beside the floor (benchmarks/floor): `meta-fabric-6144`'s first milliseconds (or a
+window of them) run by both in alternation on this machine, and the ratio of their loop times
+per frame-hop.
 
 The floor is a lean model of the same fabric, traffic and events with nothing else
 (benchmarks/floor/README.md). The machine's speed moves both alike (session 30 measured this
@@ -7,10 +8,14 @@ VM 18% apart within ten minutes), so their ratio says how far cnsim's loop is fr
 of the same events, where a wall time alone says as much about the day as about the
 code (docs/performance.md, "Session 31"). Each round runs cnsim (through the installed
 package, a fresh process, its loop's wall time) and then the floor; the best of each and the
-median of the rounds' ratios are printed. The two must carry the same traffic: the script
-exits 1 if their frame-hop counts differ by more than 15%.
+median of the rounds' ratios are printed. With `--from-ms`, each round runs both to
+`--from-ms` and to `--duration-ms` and takes the differences: the window's figures (20 to 100
+ms is the loaded window `bench_speed.py meta6144-steady` measures, the rate the issue's hour
+is extrapolated from). The two must carry the same traffic: the script exits 1 if their
+frame-hop counts differ by more than 15%.
 
-Usage: python benchmarks/bench_floor.py [--duration-ms MS] [--rounds N] [--floor-binary PATH]
+Usage: python benchmarks/bench_floor.py [--duration-ms MS] [--from-ms MS] [--rounds N]
+       [--floor-binary PATH]
 """
 
 from __future__ import annotations
@@ -84,9 +89,20 @@ def one_round(binary: Path, duration_ms: float) -> Round:
     )
 
 
+def window(to: Round, start: Round) -> Round:
+    """The figures between two runs' ends: the longer run's less the shorter one's."""
+    return Round(
+        cnsim_loop_s=to.cnsim_loop_s - start.cnsim_loop_s,
+        cnsim_frame_hops=to.cnsim_frame_hops - start.cnsim_frame_hops,
+        floor_loop_s=to.floor_loop_s - start.floor_loop_s,
+        floor_frame_hops=to.floor_frame_hops - start.floor_frame_hops,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration-ms", type=float, default=20.0)
+    parser.add_argument("--from-ms", type=float, help="the window's start (default: none)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
         "--floor-binary", type=Path, help="a built cnsim-floor (default: build it, release)"
@@ -96,14 +112,24 @@ def main() -> None:
         parser.error(f"--duration-ms: {args.duration_ms} is not a positive number of ms")
     if args.rounds < 1:
         parser.error(f"--rounds: {args.rounds} is not a positive count")
+    start_ms = args.from_ms
+    if start_ms is not None and not 0 < start_ms < args.duration_ms:
+        parser.error(f"--from-ms: {start_ms} is not between 0 and --duration-ms")
     binary = args.floor_binary or build_floor()
     if not binary.is_file():
         parser.error(f"--floor-binary: {binary} is not a file")
-    print(f"{SCENARIO}, the first {args.duration_ms:g} simulated ms, {args.rounds} rounds")
+    span = (
+        f"the first {args.duration_ms:g} simulated ms"
+        if start_ms is None
+        else f"simulated ms {start_ms:g} to {args.duration_ms:g}"
+    )
+    print(f"{SCENARIO}, {span}, {args.rounds} rounds")
     print(f"{'round':<7}{'cnsim s':>9}{'ns/hop':>8}{'floor s':>9}{'ns/hop':>8}{'ratio':>7}")
     rounds = []
     for n in range(1, args.rounds + 1):
         r = one_round(binary, args.duration_ms)
+        if start_ms is not None:
+            r = window(r, one_round(binary, start_ms))
         rounds.append(r)
         print(
             f"{n:<7}{r.cnsim_loop_s:>9.2f}{r.cnsim_ns_per_hop:>8.1f}"
