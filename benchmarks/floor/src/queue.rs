@@ -18,7 +18,9 @@ pub struct Queue {
     shift: u32,
     buckets: Vec<Vec<Event>>,
     /// Events beyond the wheel's reach (none on this fabric in practice: flow starts come
-    /// a microsecond apart), moved into the wheel as it turns.
+    /// a microsecond apart), moved into the wheel as it turns. One moved in goes behind the
+    /// events of its time scheduled into the wheel meanwhile: a tie order cnsim's queue keeps
+    /// exactly (by sequence number) and this one would not, were its far list ever used.
     far: Vec<Event>,
     cur_slot: u64,
     run: Vec<Event>,
