@@ -6,11 +6,11 @@ The floor is a lean model of the same fabric, traffic and events with nothing el
 (benchmarks/floor/README.md). Their ratio says how far cnsim's loop is from a lean loop of the
 same events on the machine of the moment, to the extent that the machine's state disturbs both
 alike: session 30 measured this VM's speed 18% apart within ten minutes, and session 31 saw
-cnsim's loaded window move 12% in an hour while the floor's moved 0.2% (cnsim's larger working
-set is more exposed), so the ratio carries some of cnsim's scatter (docs/performance.md,
-"Session 31"). Each round runs cnsim (through the installed
-package, a fresh process, its loop's wall time) and then the floor; the best of each and the
-median of the rounds' ratios are printed. With `--from-ms`, each round runs both to
+cnsim's loaded window move 13-14% in an hour while the floor's moved under 3% (cnsim's larger
+working set is more exposed), so the ratio carries some of cnsim's scatter
+(docs/performance.md, "Session 31"). Each round runs cnsim (through the installed package, a
+fresh process, its loop's wall time) and then the floor; the best of each and the median of the
+rounds' ratios are printed. With `--from-ms`, each round runs both to
 `--from-ms` and to `--duration-ms` and takes the differences: the window's figures (20 to 100
 ms is the loaded window `bench_speed.py meta6144-steady` measures, the rate the issue's hour
 is extrapolated from). The two must carry the same traffic: the script exits 1 if their
