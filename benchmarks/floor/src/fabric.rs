@@ -229,7 +229,6 @@ impl Fabric {
     pub fn run(&mut self, end_ps: u64) {
         while let Some(ev) = self.q.pop_before(end_ps) {
             self.counts.events += 1;
-            self.prefetch();
             let index = ev.what & !KIND;
             match ev.what & KIND {
                 ARRIVE => {
@@ -246,50 +245,6 @@ impl Fabric {
                     self.host_send(index, ev.time);
                 }
                 _ => self.flow_start(ev.time),
-            }
-        }
-    }
-
-    /// Asks the cache for what the coming events will touch: the element of the sixth event
-    /// ahead, then, three events ahead, what that element leads to (an arriving frame's output
-    /// port, a waking host's next flow).
-    #[inline]
-    fn prefetch(&self) {
-        let ahead = self.q.upcoming();
-        let n_hosts = self.hosts.len() as u32;
-        if let Some(e) = ahead.get(5) {
-            let index = e.what & !KIND;
-            match e.what & KIND {
-                ARRIVE if index >= n_hosts => touch(&self.switches[(index - n_hosts) as usize]),
-                ARRIVE => touch(&self.flows[e.frame.flow as usize]),
-                PORT_FREE => touch(&self.ports[index as usize]),
-                HOST_FREE => touch(&self.hosts[index as usize]),
-                _ => {}
-            }
-        }
-        if let Some(e) = ahead.get(2) {
-            let index = e.what & !KIND;
-            match e.what & KIND {
-                ARRIVE if index >= n_hosts => {
-                    let sw = &self.switches[(index - n_hosts) as usize];
-                    let out = sw.first_port + self.route(sw, &e.frame, index - n_hosts);
-                    let port = &self.ports[out as usize];
-                    touch(port);
-                }
-                PORT_FREE => {
-                    let port = &self.ports[index as usize];
-                    if let Some(f) = port.queue.front() {
-                        touch(&self.switches[port.owner as usize]);
-                        touch(f);
-                    }
-                }
-                HOST_FREE => {
-                    let host = &self.hosts[index as usize];
-                    if let Some(&id) = host.active.get(host.next).or(host.active.first()) {
-                        touch(&self.flows[id as usize]);
-                    }
-                }
-                _ => {}
             }
         }
     }
@@ -437,17 +392,6 @@ impl Fabric {
         let queued: usize = self.ports.iter().map(|p| p.queue.len()).sum();
         let on_links = self.q.count(|e: &Event| e.what & KIND == ARRIVE);
         queued as u64 + on_links as u64
-    }
-}
-
-/// A prefetch hint for `value`'s first line (no state is read or changed).
-#[inline]
-fn touch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it does not fault, read into the program or write.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(value as *const T as *const i8);
     }
 }
 

@@ -108,12 +108,6 @@ impl Queue {
         }
     }
 
-    /// The events after the head of the current run (the prefetcher's look ahead).
-    #[inline]
-    pub fn upcoming(&self) -> &[Event] {
-        &self.run[self.head..]
-    }
-
     /// How many pending events `pred` holds for.
     pub fn count(&self, pred: impl Fn(&Event) -> bool) -> usize {
         let run = self.run[self.head..].iter();
