@@ -6,8 +6,8 @@ The floor is a lean model of the same fabric, traffic and events with nothing el
 (benchmarks/floor/README.md). Their ratio says how far cnsim's loop is from a lean loop of the
 same events on the machine of the moment, to the extent that the machine's state disturbs both
 alike: session 30 measured this VM's speed 18% apart within ten minutes, and session 31 saw
-cnsim's loaded window move 13-14% in an hour while the floor's moved under 3% (cnsim's larger
-working set is more exposed), so the ratio carries some of cnsim's scatter
+cnsim's loaded window move 13-14% in an hour while the floor's moved under 3%, then both slow
+together in the next, so the ratio takes out part of the machine's scatter, not all of it
 (docs/performance.md, "Session 31"). Each round runs cnsim (through the installed package, a
 fresh process, its loop's wall time) and then the floor; the best of each and the median of the
 rounds' ratios are printed. With `--from-ms`, each round runs both to
