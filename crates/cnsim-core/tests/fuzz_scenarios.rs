@@ -348,9 +348,10 @@ proptest! {
 
 /// A case the PFC fuzzing found (2026-12-06): one quantum of pause at 10 Gb/s refreshed every
 /// 25.6 ns, faster than the link sends a 64 B PFC frame (51.2 ns), so thousands of PFC frames
-/// wait in the control queue. Each new one goes behind the last of them and ahead of the scheme
-/// messages (`net/link_pause.rs`); found by counting from the front, that place made the run 30
-/// times slower and past the wall budget in a debug build.
+/// waited in the control queue. Each new one went behind the last of them and ahead of the
+/// scheme messages (`net/link_pause.rs`); found by counting from the front, that place made the
+/// run 30 times slower and past the wall budget in a debug build. Since session 32 a refresh
+/// takes the place of its class's frame still waiting, so one frame per class waits at most.
 #[test]
 fn a_pause_refreshed_faster_than_its_link_sends_it_runs() {
     let base = template(&SANE.map(str::to_string), "qcn", "bernoulli");

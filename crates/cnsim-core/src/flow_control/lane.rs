@@ -184,6 +184,17 @@ impl PauseLane {
         (self.xoff_frames_sent, self.xon_frames_sent)
     }
 
+    /// The lane's previous frame, an XOFF (`xoff`) or an XON, had not left when a newer one
+    /// took its place in the port's queue (`Port::queue_pause_frame`): it is not counted sent.
+    pub(crate) fn frame_superseded(&mut self, xoff: bool) {
+        let sent = if xoff {
+            &mut self.xoff_frames_sent
+        } else {
+            &mut self.xon_frames_sent
+        };
+        *sent -= 1;
+    }
+
     /// The trigger wants the peer paused (`want`) or not. Returns the frame to send when that
     /// changes the lane's state.
     pub(crate) fn set_xoff(

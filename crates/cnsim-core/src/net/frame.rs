@@ -4,6 +4,7 @@
 //! carry their message in `payload`. Frames are never heap-allocated.
 
 use crate::cc::{Carried, CcMsg, CpFrame, HookFrame, NpFrame};
+use crate::flow_control::Lane;
 use crate::net::telemetry::TelemetrySlot;
 use crate::time::SimTime;
 
@@ -62,6 +63,16 @@ impl Payload {
     /// the frames the MAC's clients queued (`Port::queue_pause_frame`).
     pub(crate) fn is_mac_control(&self) -> bool {
         matches!(self, Payload::Pause { .. } | Payload::Pfc { .. })
+    }
+
+    /// The pause lane a PAUSE (the link's) or PFC frame (its class's) is for; None for any
+    /// other frame.
+    pub(crate) fn pause_lane(&self) -> Option<Lane> {
+        match *self {
+            Payload::Pause { .. } => Some(Lane::LINK),
+            Payload::Pfc { class, .. } => Some(Lane::class(usize::from(class))),
+            _ => None,
+        }
     }
 
     /// A transport's ACK or NACK.

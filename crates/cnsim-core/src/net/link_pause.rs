@@ -138,6 +138,13 @@ impl Port {
     /// of a scheme's control frames (a CNM, a CNP: client frames). The headroom bound counts
     /// on this (`scenario/pfc.rs`, `Headroom::auto_bytes`): before, a PFC frame waited behind
     /// the CNMs queued at its port.
+    ///
+    /// At most one frame per lane waits: the MAC sends a lane's pause time as it stands when
+    /// the frame in progress ends, so a newer request (a refresh, an XON after an XOFF) takes
+    /// the place of the lane's frame that has not left yet, and is counted as what it now is.
+    /// Queued one after another, the frames of a lane refreshed faster than the link sends them
+    /// (a pause of one quantum, 51.2 ns at 10 Gb/s, is refreshed every 25.6 ns) piled up
+    /// without bound, and the peer read pause times long out of date.
     fn queue_pause_frame(
         &mut self,
         lane: Lane,
@@ -146,33 +153,53 @@ impl Port {
         ctx: &mut Ctx,
     ) {
         let PauseFrame { quanta, refresh_at } = frame;
-        let (payload, kind) = match (lane.pfc_class(), quanta) {
-            (None, 0) => (Payload::Pause { quanta }, ControlKind::Xon),
-            (None, _) => (Payload::Pause { quanta }, ControlKind::Xoff),
-            (Some(class), _) => {
-                let class = class as u8;
-                let kind = if quanta == 0 {
-                    ControlKind::PfcXon
-                } else {
-                    ControlKind::PfcXoff
-                };
-                (Payload::Pfc { class, quanta }, kind)
-            }
-        };
+        let (payload, kind) = pause_payload(lane, quanta);
         let bytes = ctx.control_bytes;
         let no_host = u32::MAX; // link-local: addressed to no host, never routed
         let pause = Frame::control(payload, no_host, no_host, no_host, bytes, ctx.q.now());
-        // The queue holds its PAUSE/PFC frames first: the frame goes before the scheme
-        // messages at its tail, counted from the back (with PAUSE refreshed faster than the
-        // link sends it, thousands of PAUSE frames wait and a count from the front made each
-        // one quadratic; a fuzzed scenario ran 30 times slower).
-        let messages = self.ctrl_q.iter().rev();
-        let messages = messages.take_while(|f| !f.payload.is_mac_control()).count();
-        self.ctrl_q.insert(self.ctrl_q.len() - messages, pause);
-        ctx.counters.control(kind, bytes);
+        // The queue holds its PAUSE/PFC frames first, so the lane's waiting frame is among them.
+        let mac_control = self.ctrl_q.iter_mut();
+        let mut mac_control = mac_control.take_while(|f| f.payload.is_mac_control());
+        if let Some(waiting) = mac_control.find(|f| f.payload.pause_lane() == Some(lane)) {
+            let was = pause_kind(&waiting.payload);
+            *waiting = pause;
+            ctx.counters.control_replaced(was, kind);
+            let was_xoff = matches!(was, ControlKind::Xoff | ControlKind::PfcXoff);
+            self.lane_mut(lane).frame_superseded(was_xoff);
+        } else {
+            // The frame goes before the scheme messages at the queue's tail, counted from the
+            // back (a count from the front walks every frame the queue holds).
+            let messages = self.ctrl_q.iter().rev();
+            let messages = messages.take_while(|f| !f.payload.is_mac_control()).count();
+            self.ctrl_q.insert(self.ctrl_q.len() - messages, pause);
+            ctx.counters.control(kind, bytes);
+        }
         if let Some(due) = refresh_at {
             schedule_refresh(due, lane, at, ctx);
         }
+    }
+}
+
+/// The PAUSE or PFC payload that gives `lane` a pause of `quanta` (0: XON), and its kind.
+fn pause_payload(lane: Lane, quanta: u16) -> (Payload, ControlKind) {
+    let payload = match lane.pfc_class() {
+        None => Payload::Pause { quanta },
+        Some(class) => Payload::Pfc {
+            class: class as u8,
+            quanta,
+        },
+    };
+    (payload, pause_kind(&payload))
+}
+
+/// How a PAUSE or PFC frame is counted: XOFF with a pause time, XON with none.
+fn pause_kind(payload: &Payload) -> ControlKind {
+    match *payload {
+        Payload::Pause { quanta: 0 } => ControlKind::Xon,
+        Payload::Pause { .. } => ControlKind::Xoff,
+        Payload::Pfc { quanta: 0, .. } => ControlKind::PfcXon,
+        Payload::Pfc { .. } => ControlKind::PfcXoff,
+        _ => unreachable!("only PAUSE and PFC frames are counted as pause frames"),
     }
 }
 
@@ -200,6 +227,7 @@ fn schedule_refresh(
 mod tests {
     use super::*;
     use crate::cc::{qcn::Cnm, CcMsg, Scheme};
+    use crate::net::host::ReceiverPfc;
     use crate::net::Node;
     use crate::testkit::TestNet;
     use crate::time::SimTime;
@@ -272,5 +300,75 @@ mod tests {
             assert!(port.hold_peer(Lane::class(5), true, 100, (0, 0), ctx));
         });
         assert_eq!(sent, ["data", "pfc3", "pfc5", "cnm", "pfc3", "pfc5"]);
+    }
+
+    #[test]
+    fn a_newer_pause_time_takes_the_place_of_the_lanes_waiting_frame() {
+        // XOFF on classes 3 and 5, then XON on class 3, before the link sends any of them: one
+        // frame waits per lane, class 3's now the XON (in its XOFF's place, ahead of class 5's),
+        // counted as one XON and one XOFF by the network and as one XON by class 3's lane.
+        let mut kit = TestNet::two_hosts(Scheme::None);
+        let (nodes, ctx) = kit.ctx();
+        let port = nodes[0].port_mut(0);
+        for (class, want) in [(3, true), (5, true), (3, false)] {
+            assert!(port.hold_peer(Lane::class(class), want, 100, (0, 0), ctx));
+        }
+        let waiting: Vec<Payload> = port.ctrl_q.iter().map(|f| f.payload).collect();
+        let pfc = |class, quanta| Payload::Pfc { class, quanta };
+        assert_eq!(waiting, [pfc(3, 0), pfc(5, 100)]);
+        let sent = |kind: ControlKind| ctx.counters.control_sent[kind.index()];
+        assert_eq!(
+            (sent(ControlKind::PfcXoff), sent(ControlKind::PfcXon)),
+            (1, 1)
+        );
+        assert_eq!(ctx.counters.control_bytes, 2 * 64);
+        let lanes = port.pfc.as_ref().expect("PFC touched the port");
+        assert_eq!(lanes.lane(3).frames_sent(), (0, 1));
+        assert_eq!(lanes.lane(5).frames_sent(), (1, 0));
+    }
+
+    #[test]
+    fn a_lane_refreshed_faster_than_its_link_sends_keeps_one_frame_waiting() {
+        // Host a's receiver holds b on class 3 for one quantum (51.2 ns at 10 Gb/s) from 0.5 us,
+        // mid-frame, so the XOFF is refreshed every 25.6 ns, while a 64-byte PFC frame takes
+        // 51.2 ns to send; at 5 us it lets b go. One frame waits at most, and every frame
+        // counted reaches b: the XOFFs the link had time for from the data frame's end
+        // (1.2 us) to 5 us, then the XON, not the 176 refreshes queued one after another.
+        let mut kit = TestNet::two_hosts(Scheme::None);
+        kit.host(0).rx.pfc = Some(Box::new(ReceiverPfc {
+            quanta: 1,
+            ..ReceiverPfc::default()
+        }));
+        let (nodes, ctx) = kit.ctx();
+        let Node::Host(a) = &mut nodes[0] else {
+            unreachable!("node 0 is host a")
+        };
+        a.enqueue_generated(0, Frame::data(0, 1, 1500, SimTime::ZERO), ctx);
+        for (at_ns, want) in [(500, true), (5000, false)] {
+            kit.at(SimTime::from_nanos(at_ns), move |net| {
+                let (nodes, ctx) = net.ctx();
+                assert!(nodes[0]
+                    .port_mut(0)
+                    .hold_peer(Lane::class(3), want, 1, (0, 0), ctx));
+                nodes[0].try_transmit(0, 0, ctx);
+            });
+        }
+        let (mut most_waiting, mut xoff_arrived, mut xon_arrived) = (0, 0, 0);
+        kit.run_until(SimTime::from_micros(10), |net, ev| {
+            most_waiting = most_waiting.max(net.nodes[0].port(0).ctrl_q.len());
+            if let EventKind::Arrive { node: 0, slot, .. } = *ev {
+                match net.ctx.frames.get(slot).payload {
+                    Payload::Pfc { quanta: 0, .. } => xon_arrived += 1,
+                    Payload::Pfc { .. } => xoff_arrived += 1,
+                    _ => {}
+                }
+            }
+        });
+        assert_eq!(most_waiting, 1);
+        let sent = |kind: ControlKind| kit.net.ctx.counters.control_sent[kind.index()];
+        assert_eq!(sent(ControlKind::PfcXoff), xoff_arrived);
+        assert_eq!((sent(ControlKind::PfcXon), xon_arrived), (1, 1));
+        // The link is busy with PFC frames from 1.2 us until the XON leaves.
+        assert_eq!(xoff_arrived, 75);
     }
 }

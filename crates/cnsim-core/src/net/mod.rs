@@ -92,6 +92,14 @@ impl Node {
         }
     }
 
+    #[cfg(test)]
+    pub(crate) fn port(&self, p: PortIdx) -> &Port {
+        match self {
+            Node::Host(h) => &h.port,
+            Node::Switch(s) => &s.ports[p as usize],
+        }
+    }
+
     pub(crate) fn port_mut(&mut self, p: PortIdx) -> &mut Port {
         match self {
             Node::Host(h) => &mut h.port,

@@ -170,6 +170,13 @@ impl Counters {
         self.control_sent[kind.into().index()] += 1;
         self.control_bytes += bytes as u64;
     }
+
+    /// A queued control frame of kind `was`, not yet sent, now goes as `now` instead (a waiting
+    /// PAUSE/PFC frame given its lane's newer pause time: `Port::queue_pause_frame`).
+    pub(crate) fn control_replaced(&mut self, was: ControlKind, now: ControlKind) {
+        self.control_sent[was.index()] -= 1;
+        self.control_sent[now.index()] += 1;
+    }
 }
 
 /// Per-host traffic counters (as a source and as a sink).
