@@ -420,3 +420,111 @@ mod auto_headroom_bound {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A host's receive queue has no headroom: the summary says when a lossless class lost frames
+// there, and what `rx_buffer_bytes` the host needs; with that much, none is lost.
+
+mod host_rx_buffer {
+    use super::*;
+    use proptest::prelude::*;
+
+    const RATES_BPS: [f64; 4] = [10e9, 25e9, 40e9, 100e9];
+
+    /// `a` saturates `recv` with class 3 through `sw`; `recv` serves its receive queue at 1 Gb/s
+    /// and holds `rx_buffer_bytes`; with `host_rx` it pauses `sw` at `xoff` bytes (the switch's
+    /// headroom sized for its links, so that only the host can lose a frame).
+    fn slow_receiver(rate: usize, delay_ns: u32, frame_bytes: u32, xoff: u64, rx: u64) -> String {
+        let (rate, delay) = (RATES_BPS[rate], f64::from(delay_ns) * 1e-9);
+        ScenarioToml::new("host-rx-buffer", 1e-3)
+            .hosts(&["a"])
+            .host_with(
+                "recv",
+                &format!("rx_rate_bps = 1e9\nrx_buffer_bytes = {rx}"),
+            )
+            .switch("sw")
+            .link("a", "sw", rate, delay)
+            .link("sw", "recv", rate, delay)
+            .traffic(
+                "saturate",
+                &["a"],
+                "recv",
+                &format!("priority = 3\nframe_bytes = {frame_bytes}"),
+            )
+            .raw(&format!(
+                "[pfc]\nxoff_bytes = {xoff}\nxon_bytes = {}\nhost_rx = true\n\
+                 headroom_bytes = \"auto\"",
+                xoff / 2
+            ))
+            .build()
+    }
+
+    /// The rx_buffer_bytes the class-3 "why" line asks for, if it asks.
+    fn asked_rx_buffer_bytes(summary: &Value) -> Option<u64> {
+        let why = at(summary, "pfc/classes/3/why").as_str().expect("a line");
+        let (_, asked) = why.split_once("rx_buffer_bytes >= ")?;
+        let digits: String = asked.chars().take_while(char::is_ascii_digit).collect();
+        Some(digits.parse().expect("a byte count"))
+    }
+
+    #[test]
+    fn a_short_receive_buffer_is_named_with_the_size_it_needs() {
+        // 10 Gb/s, 1 us links, 1,500 B frames, XOFF 20 KB, 21 KB of buffer: after XOFF up to
+        // 10 Gb/s x (the frame in progress and a PFC frame at 10 Gb/s, 1.25 us, + 2 us) + 2
+        // frames = 7,064 B arrive, so the host needs 27,064 B; with them it loses nothing.
+        let short = run(&slow_receiver(0, 1_000, 1_500, 20_000, 21_000)).summary;
+        let drops = u(&short, "frames/dropped/rx");
+        assert!(drops > 0);
+        assert_eq!(u(class(&short, "3"), "rx_drops"), drops);
+        let why = at(&short, "pfc/classes/3/why").as_str().unwrap();
+        assert!(
+            why.contains(&format!(
+                "{drops} frames dropped at hosts' receive queues, among them at recv"
+            )),
+            "{why}"
+        );
+        assert!(!why.contains("no frame lost"), "{why}");
+        assert_eq!(asked_rx_buffer_bytes(&short), Some(27_064));
+        let enough = run(&slow_receiver(0, 1_000, 1_500, 20_000, 27_064)).summary;
+        assert_eq!(u(&enough, "frames/dropped/total"), 0);
+        let why = at(&enough, "pfc/classes/3/why").as_str().unwrap();
+        assert!(why.ends_with("; no frame lost"), "{why}");
+    }
+
+    #[test]
+    fn without_host_rx_the_line_says_hosts_send_no_pfc() {
+        let text = slow_receiver(0, 1_000, 1_500, 20_000, 60_000);
+        let lossy = run(&text.replace("host_rx = true", "host_rx = false")).summary;
+        let why = at(&lossy, "pfc/classes/3/why").as_str().unwrap();
+        assert!(u(class(&lossy, "3"), "rx_drops") > 0);
+        assert!(
+            why.ends_with("(hosts send no PFC: host_rx = false)"),
+            "{why}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 48,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn the_size_the_line_asks_for_loses_nothing(
+            rate in 0..RATES_BPS.len(),
+            delay_ns in 100u32..10_000,
+            frame_bytes in 64u32..9_000,
+            xoff in 10_000u64..100_000,
+        ) {
+            // With no more than XOFF the receiver drops, and the line asks for more.
+            let short = run(&slow_receiver(rate, delay_ns, frame_bytes, xoff, xoff)).summary;
+            prop_assert!(u(&short, "frames/dropped/rx") > 0);
+            let asked = asked_rx_buffer_bytes(&short).expect("the line asks for a size");
+            prop_assert!(asked > xoff);
+            let enough = run(&slow_receiver(rate, delay_ns, frame_bytes, xoff, asked));
+            prop_assert!(enough.conserved);
+            prop_assert_eq!(u(&enough.summary, "frames/dropped/total"), 0, "asked {}", asked);
+        }
+    }
+}

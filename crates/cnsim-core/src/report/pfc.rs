@@ -67,8 +67,46 @@ pub(crate) struct PfcClassSummary {
     pub(crate) headroom_overflow_drops: u64,
     /// Frames dropped at the switches' buffer limits (lossy classes).
     pub(crate) lossy_drops: u64,
+    /// Frames of the class dropped at hosts' receive queues for want of room (in
+    /// `frames.dropped.rx`): for a lossless class, losses PFC did not prevent.
+    pub(crate) rx_drops: u64,
+    /// The first host in scenario order that dropped frames of the class, for the "why" line.
+    #[serde(skip)]
+    pub(crate) first_rx_drop: Option<RxDropHost>,
     /// Why PFC did or did not fire for the class, in one line.
     pub(crate) why: String,
+}
+
+/// A host whose receive queue dropped frames of a class, and what its buffer holds against
+/// what PFC needs of it.
+#[derive(Clone, Debug)]
+pub(crate) struct RxDropHost {
+    name: String,
+    rx_buffer_bytes: u64,
+    /// With `host_rx`: its XOFF and the most that can arrive after it (`ReceiverPfc`).
+    xoff: Option<(u64, u64)>,
+}
+
+/// Per class: frames dropped at hosts' receive queues, and the first host that dropped some.
+fn rx_drops(nodes: &[Node]) -> [(u64, Option<RxDropHost>); N_CLASSES] {
+    let mut drops: [(u64, Option<RxDropHost>); N_CLASSES] = Default::default();
+    for node in nodes {
+        let Node::Host(h) = node else { continue };
+        let Some(by_class) = &h.rx.dropped_by_class else {
+            continue;
+        };
+        for ((total, first), &n) in drops.iter_mut().zip(by_class.iter()) {
+            *total += n;
+            if n > 0 && first.is_none() {
+                *first = Some(RxDropHost {
+                    name: h.name.clone(),
+                    rx_buffer_bytes: h.rx.limit_bytes.unwrap_or(u64::MAX),
+                    xoff: (h.rx.pfc.as_ref()).map(|p| (p.xoff_bytes, p.arriving_after_xoff_bytes)),
+                });
+            }
+        }
+    }
+    drops
 }
 
 pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSummary {
@@ -114,6 +152,7 @@ pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSumm
         Headroom::Auto(_) => largest_headroom,
     };
     let lossless = spec.lossless_mask();
+    let mut rx_drops = rx_drops(nodes);
     let mut classes = BTreeMap::new();
     for c in 0..N_CLASSES {
         let is_lossless = lossless & (1 << c) != 0;
@@ -137,6 +176,8 @@ pub(crate) fn summarize(spec: &PfcSpec, nodes: &[Node], now: SimTime) -> PfcSumm
             first_overflow_port: first_overflow[c].take(),
             headroom_overflow_drops: s.headroom_overflow_drops,
             lossy_drops: s.lossy_drops,
+            rx_drops: rx_drops[c].0,
+            first_rx_drop: rx_drops[c].1.take(),
             why: String::new(),
         };
         class.why = why(c, &class, spec.threshold);
@@ -204,6 +245,28 @@ fn why(c: usize, s: &PfcClassSummary, threshold: PfcThreshold) -> String {
             s.lossy_drops
         );
     }
+    let mut line = fired_or_not(c, s, threshold);
+    if s.headroom_overflow_drops > 0 {
+        let first = (s.first_overflow_port.as_deref()).map_or(String::new(), |link| {
+            format!(", among them frames from {link}")
+        });
+        line.push_str(&format!(
+            "; {} frames overran the headroom and were dropped{first} (headroom_bytes is below \
+             what arrives in the pause's reaction time: link rate x round trip + 2 MTU; \
+             headroom_bytes = \"auto\" sizes each port's for its link)",
+            s.headroom_overflow_drops
+        ));
+    }
+    if let Some(host) = &s.first_rx_drop {
+        line.push_str(&rx_losses(s.rx_drops, host));
+    } else if s.xoff_sent > 0 && s.headroom_overflow_drops == 0 {
+        line.push_str("; no frame lost");
+    }
+    line
+}
+
+/// The first part of the "why" line: whether PFC fired for the lossless class `c`, and why.
+fn fired_or_not(c: usize, s: &PfcClassSummary, threshold: PfcThreshold) -> String {
     if s.frames_at_switches == 0 {
         return format!("never fired: no frame of class {c} entered a switch");
     }
@@ -220,27 +283,44 @@ fn why(c: usize, s: &PfcClassSummary, threshold: PfcThreshold) -> String {
             ),
         };
     }
-    let mut line = format!(
+    format!(
         "fired: {} XOFF sent; ingress bytes of class {c} reached XOFF (peak {peak}, XOFF {xoff} \
          then); headroom used up to {} of {}",
         s.xoff_sent,
         kb(s.max_headroom_bytes),
         kb(headroom_of_busiest_lane(s))
-    );
-    if s.headroom_overflow_drops > 0 {
-        let first = (s.first_overflow_port.as_deref()).map_or(String::new(), |link| {
-            format!(", among them frames from {link}")
-        });
-        line.push_str(&format!(
-            "; {} frames overran the headroom and were dropped{first} (headroom_bytes is below \
-             what arrives in the pause's reaction time: link rate x round trip + 2 MTU; \
-             headroom_bytes = \"auto\" sizes each port's for its link)",
-            s.headroom_overflow_drops
-        ));
-    } else {
-        line.push_str("; no frame lost");
-    }
-    line
+    )
+}
+
+/// The "why" line's account of a lossless class's frames lost at hosts' receive queues, and
+/// what the first host's buffer lacks: a host has no headroom, so with `host_rx` its
+/// `rx_buffer_bytes` must hold its XOFF and what arrives after it.
+fn rx_losses(drops: u64, host: &RxDropHost) -> String {
+    let RxDropHost {
+        name,
+        rx_buffer_bytes,
+        xoff,
+    } = host;
+    let reason = match *xoff {
+        None => "hosts send no PFC: host_rx = false".to_string(),
+        Some((xoff_bytes, arriving)) if *rx_buffer_bytes < xoff_bytes + arriving => format!(
+            "its rx_buffer_bytes of {} hold less than xoff_bytes {} and the {} that can arrive \
+             after its XOFF: rx_buffer_bytes >= {}",
+            kb(*rx_buffer_bytes),
+            kb(xoff_bytes),
+            kb(arriving),
+            xoff_bytes + arriving
+        ),
+        // The bound says this cannot happen: say so rather than blame the buffer.
+        Some((xoff_bytes, arriving)) => format!(
+            "its rx_buffer_bytes of {} hold xoff_bytes {} and the {} that can arrive after its \
+             XOFF, yet it dropped",
+            kb(*rx_buffer_bytes),
+            kb(xoff_bytes),
+            kb(arriving)
+        ),
+    };
+    format!("; {drops} frames dropped at hosts' receive queues, among them at {name} ({reason})")
 }
 
 #[cfg(test)]

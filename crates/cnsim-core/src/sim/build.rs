@@ -81,6 +81,9 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
         .map(|p| headroom::port_headrooms(sc, p, &ports))
         .unwrap_or_default()
         .into_iter();
+    let host_rx_headrooms = (sc.pfc.as_ref().filter(|p| p.host_rx))
+        .map(|p| headroom::host_rx_headrooms(sc, p, &ports))
+        .unwrap_or_default();
     let mut nodes = Vec::with_capacity(ports.len());
     let mut port_iter = ports.into_iter();
     for (i, h) in sc.hosts.iter().enumerate() {
@@ -104,6 +107,7 @@ pub(crate) fn build(sc: &Scenario) -> Result<Built, ConfigError> {
                 xon_bytes: pfc.xon_bytes.round() as u64,
                 quanta: pfc.quanta,
                 class_bytes: [0; N_CLASSES],
+                arriving_after_xoff_bytes: host_rx_headrooms[i],
             }));
         }
         for step in &h.rx_schedule {

@@ -22,6 +22,10 @@ pub(crate) struct ReceiverPfc {
     pub(crate) xon_bytes: u64,
     pub(crate) quanta: u16,
     pub(crate) class_bytes: [u64; N_CLASSES],
+    /// The most that can reach the receive queue after its XOFF is queued (the bound of
+    /// `Headroom::auto_bytes` for the host's link): `rx_buffer_bytes` must exceed `xoff_bytes`
+    /// by this for the class to be lossless. Reported, not enforced (`report/pfc.rs`).
+    pub(crate) arriving_after_xoff_bytes: u64,
 }
 
 /// The sink: a FIFO served at `rate_bps` (None = absorbs at arrival).
@@ -35,6 +39,9 @@ pub(crate) struct Receiver {
     pub(crate) limit_bytes: Option<u64>,
     pub(crate) pause: Option<Watermarks>,
     pub(crate) pfc: Option<Box<ReceiverPfc>>,
+    /// Frames dropped for want of room in the queue, per priority class (made at the first
+    /// drop): the PFC summary reports a lossless class's (`report/pfc.rs`).
+    pub(crate) dropped_by_class: Option<Box<[u64; N_CLASSES]>>,
 }
 
 impl Host {
@@ -122,6 +129,8 @@ impl Host {
         }
         let bytes = frame.bytes as u64;
         if rx.limit_bytes.is_some_and(|l| rx.bytes + bytes > l) {
+            let by_class = rx.dropped_by_class.get_or_insert_with(Box::default);
+            by_class[usize::from(frame.priority)] += 1;
             ctx.drop_frame(DropPlace::Rx, &frame);
             return;
         }
