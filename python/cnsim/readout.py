@@ -248,11 +248,13 @@ def _flow_lines(s: Mapping[str, Any]) -> list[Line]:
     f = s.get("flows")
     if not f:
         return []
+    done = f"{count_text(f.get('completed'))} of {count_text(f.get('started'))} completed"
+    lost = f.get("with_drops")
+    if isinstance(lost, int) and lost > 0:
+        # Without a transport a flow that lost a frame never completes; with one it may.
+        done += f"; {count_text(lost)} lost a frame"
     lines = [
-        Line(
-            "flows",
-            f"{count_text(f.get('completed'))} of {count_text(f.get('started'))} completed",
-        ),
+        Line("flows", done),
         Line(
             "flow completion",
             f"mean {seconds_text(f.get('fct_mean_s'))}, "
