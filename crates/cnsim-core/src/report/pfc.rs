@@ -35,7 +35,8 @@ pub(crate) struct PfcClassSummary {
     pub(crate) lossless: bool,
     /// Frames of the class that arrived at a switch, dropped ones included.
     pub(crate) frames_at_switches: u64,
-    /// PFC frames sent for the class (switch ports), refreshes included.
+    /// PFC frames sent for the class (by switches, and by hosts with `host_rx`), refreshes
+    /// included; a frame that a newer one replaced before it left is not counted.
     pub(crate) xoff_sent: u64,
     pub(crate) xon_sent: u64,
     /// PFC frames for the class that reached a port (switches and hosts).
