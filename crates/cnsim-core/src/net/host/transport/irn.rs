@@ -201,6 +201,15 @@ impl SelectiveRepeat {
         self.packets = packets;
     }
 
+    /// Loss recovery has a packet to resend. BDP-FC gates new packets only (section 3.2), and
+    /// so does a scheme's congestion window over IRN (`mod.rs`, `SenderQp::has_forced`): the
+    /// in-flight count both read (next new PSN - cumulative ack) includes the packets the
+    /// receiver holds beyond a hole, so a window cut below it by the loss would hold the hole's
+    /// retransmission, and with it the cumulative ack that opens the window, for ever.
+    pub(crate) fn has_retransmission(&self) -> bool {
+        self.lost().is_some()
+    }
+
     /// Something may be sent now.
     pub(crate) fn has_more(&self) -> bool {
         self.lost().is_some() || self.may_send_new()

@@ -254,10 +254,13 @@ impl SenderQp {
         }
     }
 
-    /// A retransmission is due that no window gates (TCP's fast retransmit).
+    /// A retransmission is due that no window gates: TCP's fast retransmit, IRN's selective
+    /// retransmissions (a window over IRN gates its new packets only, as BDP-FC does:
+    /// `irn.rs`, `has_retransmission`). Go-back-N rewinds instead, which empties its flight.
     fn has_forced(&self) -> bool {
         match self {
-            SenderQp::GoBackN(_) | SenderQp::Irn(_) => false,
+            SenderQp::GoBackN(_) => false,
+            SenderQp::Irn(s) => s.has_retransmission(),
             SenderQp::Tcp(s) => s.tx.has_forced(),
         }
     }
