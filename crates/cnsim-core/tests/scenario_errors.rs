@@ -464,3 +464,41 @@ fn a_misspelt_field_or_scheme_suggests_the_closest_name() {
     let e = error_of(&text, &[]);
     assert_field_error(&e, "congestion.scheme", "did you mean `dcqcn`?");
 }
+
+#[test]
+fn load_basis_applies_only_to_kinds_with_a_load() {
+    // Incast and flow_trace entries returned from validation before the check, and the build
+    // then panicked reading the load they do not have.
+    let traffic = [
+        (
+            "incast",
+            "kind = \"incast\"\nhosts = [\"a\"]\ndst = \"b\"\nfan_in = 1\ninterval_s = 1e-4\n\
+             size = { bytes = 10000 }",
+        ),
+        (
+            "flow_trace",
+            "kind = \"flow_trace\"\nflows = [{ start_s = 0.0, src = \"a\", dst = \"b\", \
+             size_bytes = 10000 }]",
+        ),
+        (
+            "cbr",
+            "kind = \"cbr\"\nhosts = [\"a\"]\ndst = \"b\"\nrate_bps = 1e9",
+        ),
+    ];
+    for (kind, entry) in traffic {
+        let text = ScenarioToml::new("lb", 1e-3)
+            .hosts(&["a", "b"])
+            .switch("sw")
+            .link("a", "sw", G10, 1e-6)
+            .link("sw", "b", G10, 1e-6)
+            .raw(&format!(
+                "[[traffic]]\n{entry}\nload_basis = \"busiest_link\"\n"
+            ))
+            .build();
+        assert_field_error(
+            &error_of(&text, &[]),
+            "traffic[0].load_basis",
+            &format!("does not apply to kind = \"{kind}\""),
+        );
+    }
+}

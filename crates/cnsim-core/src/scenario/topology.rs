@@ -27,7 +27,7 @@ mod fabrics;
 
 use super::selection::HostPart;
 use super::{HostSpec, LinkSpec, Scenario, SwitchPause, SwitchSpec, Watermarks};
-use crate::error::{Check, ConfigError};
+use crate::error::{num, Check, ConfigError};
 use crate::scenario::MAX_PORTS_PER_NODE;
 
 /// Most hosts a generated topology may have (a fat tree of k = 158 has 986,078).
@@ -344,6 +344,10 @@ impl TopologySpec {
                 (None, true) => {
                     return Err(c.fail(field, format!("required for kind = \"{kind}\"")))
                 }
+                // A k-ary fat tree has k/2 of everything: k is even, so at least 2.
+                (Some(0), true) if field == "k" => {
+                    return Err(c.fail(field, "must be even, at least 2 (got 0)"))
+                }
                 (Some(0), true) => return Err(c.fail(field, "must be at least 1")),
                 _ => {}
             }
@@ -419,14 +423,29 @@ impl TopologySpec {
             c.positive(ratio_field, x)?;
         }
         let rate = (hosts_bps / (f64::from(uplinks) * ratio.unwrap_or(1.0))).round();
-        c.rate(
-            if ratio.is_some() {
-                ratio_field
-            } else {
-                rate_field
-            },
-            rate,
-        )?;
+        // The rate is derived: the error says from what, so that the figure it quotes is not
+        // taken for the ratio the user gave.
+        c.rate(rate_field, rate).map_err(|e| {
+            let ConfigError::Field { reason, .. } = e else {
+                return e;
+            };
+            let from = format!("{} b/s of hosts over {uplinks} uplinks", num(hosts_bps));
+            let derived = format!("{rate_field} = {} b/s", num(rate));
+            match ratio {
+                Some(x) => c.fail(
+                    ratio_field,
+                    format!(
+                        "{} gives {derived} ({from} / {}), which {reason}",
+                        num(x),
+                        num(x)
+                    ),
+                ),
+                None => c.fail(
+                    rate_field,
+                    format!("not given, so {derived} ({from}), which {reason}"),
+                ),
+            }
+        })?;
         Ok(rate)
     }
 }

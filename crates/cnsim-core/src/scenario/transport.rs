@@ -419,14 +419,14 @@ impl IrnParams {
     }
 }
 
-/// `traffic[i].transport`: flow entries carry a transport, and `saturate` and `cbr` sources
-/// (one long flow per sending host, docs/transport.md "Long flows"); a Bernoulli source's
-/// frames are no flow.
+/// `traffic[i].transport`: flow entries carry a transport (incasts' flows too), and `saturate`
+/// and `cbr` sources (one long flow per sending host, docs/transport.md "Long flows"); a
+/// Bernoulli source's frames are no flow.
 pub(crate) fn check_entry(t: &TrafficSpec, path: &str) -> Result<(), ConfigError> {
     if !t.transport.is_none() && t.kind == TrafficKind::Bernoulli {
         return Err(Check { path }.fail(
             "transport",
-            "applies to kind = \"flows\", \"flow_trace\", \"saturate\" and \"cbr\" \
+            "applies to kind = \"flows\", \"flow_trace\", \"incast\", \"saturate\" and \"cbr\" \
              (got kind = \"bernoulli\": its frames are independent arrivals, not a flow)",
         ));
     }

@@ -177,6 +177,18 @@ impl Scenario {
         host_names: &HashSet<&str>,
     ) -> Result<(), ConfigError> {
         super::locality::check_entry(t, path, self.hosts.len() as u32)?;
+        // Before the kinds that return early (incast, flow_trace): the build reads `load` for
+        // every entry with this basis.
+        let load_kind = matches!(t.kind, TrafficKind::Bernoulli | TrafficKind::Flows);
+        if !load_kind && t.load_basis != LoadBasis::HostLink {
+            return Err(Check { path }.fail(
+                "load_basis",
+                format!(
+                    "does not apply to kind = \"{}\" (only \"bernoulli\" and \"flows\" have a load)",
+                    t.kind.name()
+                ),
+            ));
+        }
         if t.kind == TrafficKind::Incast {
             return self.validate_incast(t, path, host_names);
         }
@@ -234,13 +246,10 @@ impl Scenario {
             TrafficKind::Flows | TrafficKind::FlowTrace => t.rate_bps.map(|_| "rate_bps"),
             TrafficKind::Incast => unreachable!("validated above"),
         };
-        let load_kind = matches!(t.kind, TrafficKind::Bernoulli | TrafficKind::Flows);
-        let stray =
-            stray.or((!load_kind && t.load_basis != LoadBasis::HostLink).then_some("load_basis"));
         if let Some(field) = stray {
             return Err(c.fail(
                 field,
-                format!("does not apply to kind = \"{:?}\"", t.kind).to_lowercase(),
+                format!("does not apply to kind = \"{}\"", t.kind.name()),
             ));
         }
         match t.kind {

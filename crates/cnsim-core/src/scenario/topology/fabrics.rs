@@ -64,7 +64,7 @@ impl<'a> Builder<'a> {
 pub(super) fn fat_tree(spec: &TopologySpec) -> Result<Generated, ConfigError> {
     let k = spec.k.expect("checked");
     if !k.is_multiple_of(2) {
-        return Err(Check { path: PATH }.fail("k", format!("must be even (got {k})")));
+        return Err(Check { path: PATH }.fail("k", format!("must be even, at least 2 (got {k})")));
     }
     let half = k / 2;
     spec.check_hosts("k", u64::from(k).pow(3) / 4)?;

@@ -211,7 +211,8 @@ fn errors_name_the_field() {
     let cases: &[(&str, &str, &str, &str)] = &[
         ("kind = \"fat_tree\"", "", "topology.k", "required"),
         ("kind = \"fat_tree\"\nk = 5", "", "topology.k", "even"),
-        ("kind = \"fat_tree\"\nk = 0", "", "topology.k", "at least 1"),
+        ("kind = \"fat_tree\"\nk = 0", "", "topology.k", "even, at least 2 (got 0)"),
+        ("kind = \"fat_tree\"\nk = 1", "", "topology.k", "even, at least 2 (got 1)"),
         ("kind = \"fat_tree\"\nk = 4\nleaves = 2", "", "topology.leaves", "does not apply"),
         ("kind = \"fat_tree\"\nk = 4\noversubscription = 2", "", "topology.oversubscription", "does not apply"),
         ("kind = \"fat_tree\"\nk = 200", "", "topology.k", "more than"),
@@ -224,6 +225,8 @@ fn errors_name_the_field() {
         ("kind = \"mesh\"", "", "topology.kind", "mesh"),
         ("kind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\nfabric_rate_bps = 1e10\noversubscription = 2", "", "topology.oversubscription", "not both"),
         ("kind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\noversubscription = 0", "", "topology.oversubscription", "> 0"),
+        // The rate it derives is out of range: the error says so, not that the ratio was 4.
+        ("kind = \"leaf_spine\"\nleaves = 2\nspines = 7\nhosts_per_leaf = 3\noversubscription = 1e9", "", "topology.oversubscription", "1e9 gives fabric_rate_bps = 4 b/s (3e10 b/s of hosts over 7 uplinks / 1e9), which must be in [1000, 1e12] b/s"),
         ("kind = \"leaf_spine\"\nleaves = 2\nspines = 2", "", "topology.hosts_per_leaf", "required"),
         ("kind = \"leaf_spine\"\nleaves = 70000\nspines = 1\nhosts_per_leaf = 1", "", "topology.leaves", "port numbers"),
         ("kind = \"clos3\"\npods = 2\nracks_per_pod = 2\nhosts_per_rack = 2\nfabric_planes = 2", "", "topology.spines_per_plane", "required"),
