@@ -186,3 +186,25 @@ def test_the_flows_line_counts_the_flows_that_lost_a_frame() -> None:
     flows["with_drops"] = 0
     lines = {line.label: line.text for line in summary_lines({"flows": flows})}
     assert lines["flows"] == "31,194 of 38,412 completed"
+
+
+def test_the_workload_line_compares_what_the_flows_entries_drew_with_what_they_asked() -> None:
+    # An incast's 1 MB flows beside a 10 KB-mean flows entry: the realised mean of every flow
+    # (28.2 KB) is not what the entry asked; the line sets its own draws beside its ask.
+    flows = {
+        "started": 1_100,
+        "generated": 1_000,
+        "size_mean_bytes": 28_200.0,
+        "generated_size_mean_bytes": 8_900.0,
+        "requested_size_mean_bytes": 10_000.0,
+        "load": 0.2689,
+        "requested_load": 0.3,
+    }
+    lines = {line.label: line.text for line in summary_lines({"flows": flows})}
+    assert lines["flow workload"] == (
+        "mean size 8.9 KB (asked 10 KB), load 0.2689 (asked 0.3); "
+        "with the other flows, mean size 28.2 KB"
+    )
+    flows["started"] = 1_000
+    lines = {line.label: line.text for line in summary_lines({"flows": flows})}
+    assert lines["flow workload"] == "mean size 8.9 KB (asked 10 KB), load 0.2689 (asked 0.3)"

@@ -264,14 +264,22 @@ def _flow_lines(s: Mapping[str, Any]) -> list[Line]:
     ]
     asked = f.get("requested_size_mean_bytes")
     if asked is not None:
-        lines.append(
-            Line(
-                "flow workload",
-                f"mean size {bytes_text(f.get('size_mean_bytes'))} (asked {bytes_text(asked)}), "
-                f"load {number_text(f.get('load'))} (asked {number_text(f.get('requested_load'))})",
-            )
-        )
+        lines.append(Line("flow workload", _workload_text(f, asked)))
     return lines
+
+
+def _workload_text(f: Mapping[str, Any], asked: Any) -> str:
+    """What the `kind = "flows"` entries drew beside what they asked; the mean of every started
+    flow too when incasts, traces or long flows are among them (it is not what was asked)."""
+    drawn = f.get("generated_size_mean_bytes", f.get("size_mean_bytes"))
+    text = (
+        f"mean size {bytes_text(drawn)} (asked {bytes_text(asked)}), "
+        f"load {number_text(f.get('load'))} (asked {number_text(f.get('requested_load'))})"
+    )
+    generated, started = f.get("generated"), f.get("started")
+    if isinstance(generated, int) and isinstance(started, int) and started > generated:
+        text += f"; with the other flows, mean size {bytes_text(f.get('size_mean_bytes'))}"
+    return text
 
 
 def _metric_lines(metrics: Mapping[str, Any]) -> list[Line]:

@@ -358,6 +358,11 @@ pub(crate) struct FlowSummary {
     pub size_mean_bytes: Option<f64>,
     /// The mean size the `kind = "flows"` entries asked for (null: none, or several).
     pub requested_size_mean_bytes: Option<f64>,
+    /// Flows the `kind = "flows"` entries drew (each starts within the run), and their
+    /// realised mean size: what `requested_size_mean_bytes` asked for (`size_mean_bytes`
+    /// counts incast, trace and long flows too). The mean is null when they drew none.
+    pub generated: u64,
+    pub generated_size_mean_bytes: Option<f64>,
     /// Realised offered load of the generated flows, as a fraction of the senders' line
     /// rates over the arrival window.
     pub load: Option<f64>,

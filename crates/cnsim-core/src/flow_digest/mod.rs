@@ -117,6 +117,8 @@ impl FlowDigest {
             slowdown_mean: mean(self.slowdown_sum, n),
             size_mean_bytes: mean(self.size_sum_bytes, started as usize),
             requested_size_mean_bytes: w.requested_mean_bytes,
+            generated: w.generated_flows,
+            generated_size_mean_bytes: mean(w.generated_bytes as f64, w.generated_flows as usize),
             load: (w.capacity_bits > 0.0).then(|| w.generated_bytes as f64 * 8.0 / w.capacity_bits),
             requested_load: w.requested_load,
             delivered_bytes: self.delivered_bytes,

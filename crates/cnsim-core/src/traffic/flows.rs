@@ -82,8 +82,9 @@ pub(crate) struct Workload {
     /// Sum of the senders' line rates times the arrival window, in bits: the denominator of
     /// the realised load (generated entries only).
     pub(crate) capacity_bits: f64,
-    /// Bytes of the generated entries' flows.
+    /// Bytes of the generated entries' flows, and how many they are.
     pub(crate) generated_bytes: u64,
+    pub(crate) generated_flows: u64,
     /// The `load_basis = "busiest_link"` entries' scaling (filled in by the build).
     pub(crate) load_scaling: Vec<super::LoadScaling>,
 }
@@ -321,6 +322,7 @@ fn generate(
             let size_bytes = dist.sample(&mut rng);
             let dst = partners[k].pick(&mut rng);
             w.generated_bytes += size_bytes;
+            w.generated_flows += 1;
             w.flows.push(FlowRow {
                 start_s: at,
                 src,
