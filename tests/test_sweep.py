@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 import cnsim
 from cnsim import analysis, api, cli
 from cnsim.sweeps import execute, paths, result, study
+from cnsim.sweeps.store import Store
 
 pytest.importorskip("cnsim._native")
 
@@ -608,6 +609,7 @@ def test_replotting_the_study_removes_figures_its_spec_no_longer_draws(pool_stud
     stale = plots_dir / "mean_from_an_older_spec.png"
     plots_dir.mkdir(exist_ok=True)
     stale.write_bytes(b"")
+    Store(pool_study.out_dir).record_figures([stale])  # as an earlier spec's plot() left it
     drawn = pool_study.plot()
     assert drawn
     assert not stale.exists()

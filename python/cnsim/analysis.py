@@ -82,9 +82,15 @@ def select_entities(names: Iterable[str], patterns: Patterns) -> list[str]:
     names = list(names)
     if not patterns:
         return names
-    if isinstance(patterns, str):
-        patterns = [patterns]
-    return [n for n in names if any(n == p or fnmatch.fnmatchcase(n, p) for p in patterns)]
+    globs = pattern_list(patterns)
+    return [n for n in names if any(n == p or fnmatch.fnmatchcase(n, p) for p in globs)]
+
+
+def pattern_list(patterns: Patterns) -> list[str]:
+    """The patterns as a list: one string is one pattern (not its characters)."""
+    if patterns is None:
+        return []
+    return [patterns] if isinstance(patterns, str) else list(patterns)
 
 
 def observed(column: pd.Series) -> list[str]:
@@ -111,7 +117,7 @@ def wide(timeseries: pd.DataFrame, metric: str, entities: Patterns = None) -> pd
     chosen = select_entities(available, entities)
     if not chosen:
         raise KeyError(
-            f"no entity of {metric!r} matches {list(entities or [])} "
+            f"no entity of {metric!r} matches {pattern_list(entities)} "
             f"(available: {', '.join(available)})"
         )
     rows = rows[rows["entity"].isin(chosen)]
@@ -426,7 +432,8 @@ def compute_metrics(result: Result) -> dict[str, Any]:
     `recovered_at_s`. With [report].transient: `transient_duration_s`, `transient_end_s`,
     `transient_settled` and, given `rtt_s`, `transient_duration_rtt`. With [report].steady: the
     `steady_*` metrics of `steady_state`. A spec naming a metric
-    the run lacks warns and is skipped rather than losing the run. NaN becomes None so
+    the run lacks warns and is skipped rather than losing the run; a recovery the run ends
+    too early to see (before `after_s` plus `hold_s`) is None with a warning. NaN becomes None so
     summary.json stays strict JSON.
     """
     report = result.scenario.get("report", {})
@@ -553,16 +560,38 @@ def _recovery_metrics(
 ) -> dict[str, Any]:
     series = aggregate(result.timeseries, spec["metric"], _spec_entities(spec))
     default_hold = DEFAULT_HOLD_INTERVALS * float(report["probe_interval_s"])
+    hold_s = spec.get("hold_s", default_hold)  # optional: None = 3 probe intervals
     after_s = float(spec["after_s"])
     elapsed = recovery_time(
         series,
         after_s=after_s,
         capacity_bps=float(spec["capacity_bps"]),
         band=float(spec["band"]),
-        hold_s=spec.get("hold_s", default_hold),  # optional: None = 3 probe intervals
+        hold_s=hold_s,
     )
+    if elapsed is None:
+        _warn_unmeasurable_recovery(series, after_s, hold_s)
     at = None if elapsed is None else round(after_s + elapsed, PS_DIGITS)
     return {"recovery_time_s": elapsed, "recovered_at_s": at}
+
+
+def _warn_unmeasurable_recovery(series: pd.Series, after_s: float, hold_s: float | None) -> None:
+    """A null recovery reads as "never recovered"; when the run ends before the first probe
+    from `after_s` plus one hold (as `recovery_time` confirms it), it was not measured at all,
+    and a warning says so."""
+    t = series.index.to_numpy(dtype=float)
+    step = probe_step(t)
+    hold = DEFAULT_HOLD_INTERVALS * step if hold_s is None else float(hold_s)
+    eps = 1e-6 * step
+    first = t[t >= after_s - eps]
+    if first.size and first[0] + hold <= t[-1] + eps:
+        return  # measurable: null means it did not recover within the run
+    last = f"the run's last probe ({t[-1]:g} s)" if t.size else "the run (no probe)"
+    warnings.warn(
+        f"[report].recovery: not measured: after_s = {after_s:g} s plus hold_s = {hold:g} s is"
+        f" past {last}; recovery_time_s is null",
+        stacklevel=2,
+    )
 
 
 def steady_state(

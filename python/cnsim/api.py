@@ -12,6 +12,7 @@ import json
 import operator
 import re
 import tomllib
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -288,18 +289,46 @@ def resolve(scenario: Scenario, *, seed: int | None = None, set: Overrides = Non
     return resolved
 
 
+# A trace's columns and their types, as the core writes them (`traffic::trace`; a trace without
+# flows is the header alone): the Parquet form keeps an empty trace's columns typed.
+TRACE_COLUMNS: dict[str, str] = {
+    "start_s": "float64",
+    "src": "str",
+    "dst": "str",
+    "size_bytes": "float64",
+    "priority": "int64",
+}
+# Traffic kinds that are frame sources or long flows written during the run, not flows made
+# before it: `cnsim trace` leaves them out (crates/cnsim-core/src/lib.rs, write_flow_trace).
+NOT_IN_TRACE = ("saturate", "cbr", "bernoulli")
+
+
 def trace(
     scenario: Scenario, out: str | Path, *, seed: int | None = None, set: Overrides = None
 ) -> int:
     """Write the flows a scenario's workload starts as a trace (`start_s,src,dst,size_bytes,
     priority`): CSV, or Parquet when `out` ends in `.parquet`. A `kind = "flow_trace"` entry
-    reading it reproduces the run exactly. Returns the number of flows."""
+    reading it repeats those flows exactly. Returns the number of flows.
+
+    A workload that starts no flow gives a valid empty trace (the CSV header, or a Parquet
+    table with the columns and no row). `saturate`, `cbr` and `bernoulli` entries are not
+    flows made before the run and are not in the trace: each is named in a UserWarning (keep
+    those entries beside the `flow_trace` entry to repeat the run)."""
     text = scenario_text(scenario)
     _refuse_sweep(scenario, text)
     pairs = override_pairs(set)
     out = Path(out)
     if out.suffix.lower() != ".parquet":
-        return _write_trace_csv(text, out, pairs, seed, scenario)
+        n = _write_trace_csv(text, out, pairs, seed, scenario)
+    else:
+        n = _write_trace_parquet(text, out, pairs, seed, scenario)
+    _warn_sources_left_out(scenario, seed, set)
+    return n
+
+
+def _write_trace_parquet(
+    text: str, out: Path, pairs: list[tuple[str, str]], seed: int | None, scenario: Scenario
+) -> int:
     import tempfile
 
     import pandas as pd
@@ -307,8 +336,9 @@ def trace(
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(tmp) / "trace.csv"
         n = _write_trace_csv(text, csv, pairs, seed, scenario)
-        # pandas reads floats exactly (round trip), so the start times stay the core's.
-        table = pd.read_csv(csv)
+        # pandas reads floats exactly (round trip), so the start times stay the core's; the
+        # types keep an empty trace's columns typed (not Parquet's null type).
+        table = pd.read_csv(csv, dtype=TRACE_COLUMNS)
     table.to_parquet(out, index=False)
     return n
 
@@ -318,6 +348,21 @@ def _write_trace_csv(
 ) -> int:
     written = native().write_flow_trace(text, str(out), pairs, check_seed(seed), base_dir(scenario))
     return int(written)
+
+
+def _warn_sources_left_out(scenario: Scenario, seed: int | None, set: Overrides) -> None:
+    """One warning per traffic entry the trace cannot hold, so nobody takes the trace for the
+    whole run."""
+    resolved = tomllib.loads(resolve(scenario, seed=seed, set=set))
+    for index, entry in enumerate(resolved.get("traffic", [])):
+        kind = entry.get("kind")
+        if kind in NOT_IN_TRACE:
+            warnings.warn(
+                f"traffic[{index}] (kind = {kind}) is not in the trace: only flows made"
+                " before the run are; keep that entry beside the flow_trace entry to repeat"
+                " the run",
+                stacklevel=3,
+            )
 
 
 def run(

@@ -223,6 +223,7 @@ def run(
 ) -> None:
     """Run a scenario and write scenario.toml, summary.json, timeseries.parquet, plots/."""
     from cnsim import outputs
+    from cnsim.sweeps.folders import check_no_file_in_path
 
     with user_errors(), warnings_as_lines() as in_table:
         progress = run_progress(quiet, status_every)
@@ -237,6 +238,7 @@ def run(
             if out is not None
             else default_out_dir(api.scenario_name(scenario, set=overrides))
         )
+        check_no_file_in_path(out_dir, "output directory")  # not mkdir's "File exists"
         try:
             # Streamed: the time series and flow records go to their files as the run goes.
             result = api.run_to_dir(
@@ -274,10 +276,12 @@ def trace(
     ] = None,
 ) -> None:
     """Write the flows a scenario's workload starts as a trace (start_s,src,dst,size_bytes,
-    priority); a kind = "flow_trace" entry reading it reproduces the run exactly."""
-    with user_errors():
+    priority); a kind = "flow_trace" entry reading it repeats those flows exactly. saturate,
+    cbr and bernoulli sources are not flows and are not in the trace (a warning names them)."""
+    with user_errors(), warnings_as_lines():
         n = api.trace(scenario, out, seed=seed, set=overrides)
-    console().print(f"{n:,} flows written to {out}")
+    empty = " (an empty trace: the columns only)" if n == 0 else ""
+    console().print(f"{n:,} flows written to {out}{empty}")
 
 
 INTERRUPTED = "interrupted: finished runs are saved; the same command resumes the sweep"
@@ -388,16 +392,13 @@ def report(
 def _print_saved(folder: Path) -> None:
     """The tables `cnsim run` or `cnsim sweep` printed, from the saved directory."""
     from cnsim import terminal
-    from cnsim.sweeps.store import TABLE_FILE
+    from cnsim.report_html import load_saved  # what --html reads, with the same errors
+    from cnsim.sweeps.result import SweepResult
 
-    if (folder / TABLE_FILE).is_file():
-        from cnsim.sweeps.result import SweepResult
-
-        console().print(terminal.sweep_table(SweepResult.load(folder)))
+    result = load_saved(folder)
+    if isinstance(result, SweepResult):
+        console().print(terminal.sweep_table(result))
         return
-    from cnsim.result import Result
-
-    result = Result.load(folder)  # OSError naming summary.json when it is no run directory
     console().print(terminal.summary_table(result, folder))
     window = terminal.window_table(result.summary)
     if window is not None:

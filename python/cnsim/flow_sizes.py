@@ -3,17 +3,21 @@
 99th percentile of the slowdown (FCT over the flow's FCT alone on an idle network) and the
 number of flows.
 
-Buckets are given edges in bytes, or by default equal-count buckets of the flow sizes (their
-quantiles: the workload's empirical CDF, so every bucket holds about the same share of the
-flows and the small flows of a heavy-tailed workload are not lumped into one). A bucket is
-(lo, hi], the first one [lo, hi]. Only completed flows have a slowdown; `started` counts every
-flow of the bucket, so an overloaded run's missing tail shows.
+Buckets are given by every boundary in bytes (`summary_edges` makes them from the cut points
+of `[report] slowdown_size_edges_bytes`, as `Result.fct_slowdown_by_size(edges=...)` takes
+them), or by default equal-count buckets of the flow sizes (their quantiles: the workload's
+empirical CDF, so every bucket holds about the same share of the flows and the small flows of
+a heavy-tailed workload are not lumped into one). A bucket is (lo, hi], the first one
+[lo, hi]; a size outside every bucket given is in none. Only completed flows have a slowdown;
+`started` counts every flow of the bucket, so an overloaded run's missing tail shows.
 
 No matplotlib here: `Result.fct_slowdown_by_size` uses it without drawing.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -41,6 +45,19 @@ def size_edges(sizes: Iterable[float], buckets: int = DEFAULT_BUCKETS) -> np.nda
         return np.array([], dtype=float)
     edges: np.ndarray = np.unique(np.quantile(values, np.linspace(0.0, 1.0, buckets + 1)))
     return edges
+
+
+def summary_edges(edges: Sequence[float]) -> list[float]:
+    """The bucket edges of `[report] slowdown_size_edges_bytes = edges` (the summary's
+    `flows.slowdown_by_size`): k cut points make k + 1 buckets, from 0 to above the last
+    edge, so every flow is in one; `slowdown_by_size(flows, summary_edges(edges))`."""
+    cuts = [float(e) for e in edges]
+    if not cuts:
+        raise ValueError("edges: at least one size (bytes)")
+    increasing = all(b > a for a, b in itertools.pairwise(cuts))
+    if not (cuts[0] > 0 and math.isfinite(cuts[-1]) and increasing):
+        raise ValueError(f"edges: finite sizes > 0 that increase strictly (got {list(edges)})")
+    return [0.0, *cuts, math.inf]
 
 
 def slowdown_by_size(

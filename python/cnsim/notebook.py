@@ -119,10 +119,11 @@ def figure_imgs(result: Result, dpi: int = INLINE_DPI) -> list[tuple[str, str]]:
 
 def sweep_html(study: SweepResult) -> str:
     """The notebook display of a sweep: the table `cnsim sweep` prints (the same formatter)
-    and the figures already drawn."""
+    and the figures already drawn from its current results (`SweepResult.figures`: never a
+    stale one, nor a file the study did not draw)."""
     table = readout.sweep_table(study)
     parts = [f"<h4>{html.escape(table.title)}</h4>", table_html(table._replace(title=""))]
-    for png in sorted((study.out_dir / "plots").glob("*.png")):
+    for png in sorted(study.figures()):
         parts.append(
             f"<div><b>{html.escape(png.stem)}</b><br/>{png_img(png.read_bytes(), png.stem)}</div>"
         )

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cnsim import notebook, readout
-from cnsim.outputs import PLOTS_DIR, REPORT_FILE, SUMMARY_FILE
+from cnsim.outputs import REPORT_FILE, SUMMARY_FILE
+from cnsim.sweeps.folders import check_no_file_in_path
 from cnsim.sweeps.store import BASE_FILE, SPEC_FILE, TABLE_FILE
 
 if TYPE_CHECKING:
@@ -41,21 +42,33 @@ def write_report(run_or_sweep_dir: str | Path, out: str | Path | None = None) ->
     (`cnsim sweep --out DIR`) to `out` (default DIR/report.html) and return its path."""
     folder = Path(run_or_sweep_dir)
     target = Path(out) if out is not None else folder / REPORT_FILE
-    if (folder / TABLE_FILE).is_file():
-        from cnsim.sweeps.result import SweepResult
+    from cnsim.sweeps.result import SweepResult
 
-        page = sweep_page(SweepResult.load(folder))
-    elif (folder / SUMMARY_FILE).is_file():
-        from cnsim.result import Result
-
-        page = run_page(Result.load(folder))
-    else:
-        raise FileNotFoundError(
-            2, "not a cnsim run or sweep directory (no summary.json, no runs.parquet)", str(folder)
-        )
+    saved = load_saved(folder)
+    check_no_file_in_path(target.parent, "report folder")  # before the figures are drawn
+    page = sweep_page(saved) if isinstance(saved, SweepResult) else run_page(saved)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(page, encoding="utf-8")
     return target
+
+
+def load_saved(folder: Path) -> Result | SweepResult:
+    """The run or sweep saved in `folder` (what `cnsim report` shows); FileNotFoundError
+    saying what `folder` is instead: missing, neither, or a sweep interrupted before it
+    wrote its table (the same `cnsim sweep` command resumes it)."""
+    if (folder / TABLE_FILE).is_file() or (folder / SPEC_FILE).is_file():
+        from cnsim.sweeps.result import SweepResult
+
+        return SweepResult.load(folder)
+    if (folder / SUMMARY_FILE).is_file():
+        from cnsim.result import Result
+
+        return Result.load(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such directory")
+    raise FileNotFoundError(
+        f"{folder}: not a cnsim run or sweep directory (no summary.json, no runs.parquet)"
+    )
 
 
 def run_page(result: Result) -> str:
@@ -100,10 +113,12 @@ def sweep_page(study: SweepResult) -> str:
 
 
 def _sweep_figures(study: SweepResult) -> list[str]:
-    pngs = sorted((study.out_dir / PLOTS_DIR).glob("*.png"))
+    """The study's figures when they are its current ones, else drawn now from its results:
+    never a figure of older results (a re-run with --no-plots) or a file it did not draw."""
+    pngs = sorted(study.figures())
     if pngs:
         return [_figure(p.stem, notebook.png_img(p.read_bytes(), p.stem)) for p in pngs]
-    with tempfile.TemporaryDirectory() as tmp:  # a study run with --no-plots
+    with tempfile.TemporaryDirectory() as tmp:  # --no-plots, stale figures, an older store
         drawn = study.plot(Path(tmp), dpi=FIGURE_DPI)
         return [_figure(p.stem, notebook.png_img(p.read_bytes(), p.stem)) for p in drawn]
 

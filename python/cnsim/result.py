@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -217,7 +217,8 @@ class Result:
         return analysis.observed(self.timeseries["metric"])
 
     def series(self, metric: str, entities: analysis.Patterns = None) -> pd.DataFrame:
-        """Wide table of one metric: index time_s, one column per entity (glob patterns ok)."""
+        """Wide table of one metric: index time_s, one column per entity. `entities`: a glob
+        pattern (`"ep*"`) or a list of them (`["ep1", "core->*"]`); none: every entity."""
         return analysis.wide(self.timeseries, metric, entities)
 
     @property
@@ -244,13 +245,21 @@ class Result:
         return _table(window.get("per_source"), "host")
 
     def fct_slowdown_by_size(
-        self, edges: Sequence[float] | None = None, buckets: int = 10
+        self,
+        edges: Sequence[float] | None = None,
+        buckets: int = 10,
+        method: Literal["linear", "inverted_cdf"] = "linear",
     ) -> pd.DataFrame:
         """FCT slowdown per flow-size bucket: edges, flows started and completed, p50/p95/p99
-        (`cnsim.flow_sizes`); buckets of equal flow counts unless `edges` (bytes) are given."""
-        from cnsim.flow_sizes import slowdown_by_size
+        (`cnsim.flow_sizes`). `edges` (bytes) cut the sizes as `[report]
+        slowdown_size_edges_bytes` does: k edges make k + 1 buckets, from 0 to above the last
+        edge, so every flow is in one (the summary's `flows.slowdown_by_size`). Without
+        `edges`: `buckets` buckets of equal flow counts. `method` is the percentile's:
+        "inverted_cdf" is the summary's nearest rank, and then the numbers are the summary's."""
+        from cnsim.flow_sizes import slowdown_by_size, summary_edges
 
-        return slowdown_by_size(self.flows, edges, buckets)
+        cuts = None if edges is None else summary_edges(edges)
+        return slowdown_by_size(self.flows, cuts, buckets, method)
 
     @property
     def figure_names(self) -> list[str]:

@@ -296,14 +296,24 @@ def sweep_table(study: SweepResult, width: int | None = None) -> Table:
     that fit a terminal `width` characters wide (None: the console's), the rest named as in
     the CSV."""
     width = Console().width if width is None else width
-    return rich_table(fit_width(readout.sweep_table(study), width))
+    return rich_table(fit_width(readout.sweep_table(study), width, study_csv(study)))
+
+
+def study_csv(study: SweepResult) -> str:
+    """The CSV holding every column of the sweep's printed table (cnsim.sweeps.study writes it)."""
+    from cnsim.sweeps.store import AGGREGATE_FILE, POINT_TABLE_FILE
+    from cnsim.sweeps.transient import TABLE_FILE
+
+    if study.spec.transient is not None:
+        return TABLE_FILE
+    return POINT_TABLE_FILE if study.spec.table else AGGREGATE_FILE
 
 
 # A column's border and padding in a rich table.
 COLUMN_FRAME_CHARS = 3
 
 
-def fit_width(table: readout.TextTable, width: int) -> readout.TextTable:
+def fit_width(table: readout.TextTable, width: int, csv: str = "the CSV") -> readout.TextTable:
     """`table` with as many of its columns, from the left, as fit `width` characters at their
     widest cell (rich would otherwise squeeze every column to a character or two); the ones
     left out are counted in the caption, as they are all in the CSV the sweep writes."""
@@ -320,7 +330,8 @@ def fit_width(table: readout.TextTable, width: int) -> readout.TextTable:
     if keep == len(table.columns):
         return table
     left_out = len(table.columns) - keep
-    note = f"{left_out} more columns ({', '.join(table.columns[keep:])}) in the CSV"
+    columns = "column" if left_out == 1 else "columns"
+    note = f"{left_out} more {columns} ({', '.join(table.columns[keep:])}) in {csv}"
     caption = f"{table.caption}; {note}" if table.caption else note
     rows = [row[:keep] for row in table.rows]
     return table._replace(columns=table.columns[:keep], rows=rows, caption=caption)

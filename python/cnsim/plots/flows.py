@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from cnsim.flow_sizes import PERCENTILES, size_edges, slowdown_by_size
+from cnsim.flow_sizes import PERCENTILES, size_edges, slowdown_by_size, summary_edges
 from cnsim.plots.style import legend, line_style, new_figure
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def slowdown_by_size_figure(tables: Mapping[str, pd.DataFrame], title: str = "")
         ((label, table),) = drawn.items()
         fig, ax = new_figure()
         for i, p in enumerate(PERCENTILES):
-            ax.plot(table["size_hi_bytes"], table[f"slowdown_p{p}"], "os^"[i] + "-", label=f"p{p}")
+            ax.plot(drawn_at(table), table[f"slowdown_p{p}"], "os^"[i] + "-", label=f"p{p}")
         _slowdown_axes(ax, f"FCT slowdown by flow size ({_counts(tables)})")
         ax.legend(fontsize="small")
         return fig
@@ -129,7 +129,7 @@ def slowdown_by_size_figure(tables: Mapping[str, pd.DataFrame], title: str = "")
     for ax, p in zip(axes, PERCENTILES, strict=True):
         for i, (label, table) in enumerate(drawn.items()):
             ax.plot(
-                table["size_hi_bytes"],
+                drawn_at(table),
                 table[f"slowdown_p{p}"],
                 line_style(i),
                 marker="o",
@@ -150,10 +150,12 @@ def compare_slowdown_by_size(
     buckets: int = 10,
 ) -> Figure:
     """Runs side by side (`label: Result`, or Results labelled by their scenario's name), on
-    the same buckets: `edges`, or equal-count buckets of all their flows' sizes together."""
+    the same buckets: `edges` as `Result.fct_slowdown_by_size` takes them (k edges, k + 1
+    buckets), or equal-count buckets of all their flows' sizes together."""
     named = results if isinstance(results, Mapping) else {r.name: r for r in results}
-    cuts = edges
-    if cuts is None:
+    if edges is not None:
+        cuts = summary_edges(edges)
+    else:
         cuts = list(size_edges(pd.concat([r.flows["size_bytes"] for r in named.values()]), buckets))
     return slowdown_by_size_figure({k: slowdown_by_size(r.flows, cuts) for k, r in named.items()})
 
@@ -173,6 +175,13 @@ def sweep_slowdown_table_figure(sweep: SweepResult, table: pd.DataFrame) -> Figu
         for label, group in table.groupby("label", sort=False)
     }
     return slowdown_by_size_figure(tables, f"FCT slowdown by flow size: {sweep.spec.name}")
+
+
+def drawn_at(table: pd.DataFrame) -> pd.Series:
+    """Where each bucket is drawn: its upper edge; the open last bucket of `edges` (above the
+    last edge, no upper edge) a decade past its lower edge, so it is not lost off the axis."""
+    hi = table["size_hi_bytes"]
+    return hi.where(np.isfinite(hi), table["size_lo_bytes"] * 10.0)
 
 
 def _slowdown_axes(ax: Axes, title: str) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.textpath import TextPath
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -140,6 +141,11 @@ def legend(ax: Axes, n_lines: int, title: str | None) -> None:
 
 
 STRIP_POINTS = 10.0  # height of one line of small type in the strip below the axes
+NOTE_SIZE = 6.5  # points: the notes under a figure
+NOTE_MARGIN = 0.01  # of the figure's width, left and right of the notes
+# Agg hints small type to whole pixels, which widens it: up to 6 % over the outline's width at
+# 6.5 pt (100 dpi, a notebook's; 120 dpi, the PNGs'). Notes are measured with room for that.
+HINTING_SLACK = 1.1
 
 
 def stamp(fig: Figure, text: str) -> None:
@@ -169,13 +175,33 @@ def explain(
     if note is not None and probe_interval_s and metric.endswith(("_bps", "_frac")):
         scale, unit = value_unit("interval_s", float(probe_interval_s))
         note += f" (per probe interval of {probe_interval_s / scale:g} {unit})"
-    lines = [text for text in (caveat, note) if text]
+    # Each note wrapped to the figure's width: a line longer than the figure is cut at its edges.
+    width_pt = (1.0 - 2 * NOTE_MARGIN) * fig.get_figwidth() * 72.0
+    lines = [part for text in (caveat, note) if text for part in wrap(text, width_pt, NOTE_SIZE)]
     if not lines:
         return
     line = _reserve_bottom(fig, 1 + len(lines))  # the notes above the stamp's line
     for index, text in enumerate(reversed(lines)):
         y = (1 + index) * line + 0.003
-        fig.text(0.005, y, text, ha="left", va="bottom", fontsize=6.5, color="0.4")
+        fig.text(NOTE_MARGIN, y, text, ha="left", va="bottom", fontsize=NOTE_SIZE, color="0.4")
+
+
+def wrap(text: str, width_pt: float, size: float) -> list[str]:
+    """`text` in lines no wider than `width_pt` points at font size `size`, broken between
+    words (a single word wider than that stays whole)."""
+    lines: list[str] = []
+    for word in text.split():
+        longer = f"{lines[-1]} {word}" if lines else word
+        if lines and _text_width(longer, size) <= width_pt:
+            lines[-1] = longer
+        else:
+            lines.append(word)
+    return lines
+
+
+def _text_width(text: str, size: float) -> float:
+    """Width in points of `text` in the default font at `size` points, as drawn at any dpi."""
+    return HINTING_SLACK * float(TextPath((0, 0), text, size=size).get_extents().width)
 
 
 def reference_lines(

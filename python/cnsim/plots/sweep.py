@@ -152,6 +152,16 @@ def plot_sweep(result: SweepResult, spec: PlotSpec, path: Path, *, dpi: int = DP
     return None if fig is None else _save(fig, result, spec, path, dpi)
 
 
+def _why_no_numbers(result: SweepResult, spec: PlotSpec) -> str:
+    """Why a plot's metric has nothing to draw: its finished runs hold text (a store made before
+    the sweep refused such a metric), or too few runs finished."""
+    values = result.ok[spec.y].dropna() if spec.y in result.ok else None
+    if values is not None and len(values) and pd.to_numeric(values, errors="coerce").isna().all():
+        return f"its value is text ({values.iloc[0]!r}), not a number"
+    needs = "two finished runs per point" if spec.stat == "std" else "a finished run"
+    return f"it needs {needs}"
+
+
 def sweep_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
     """One [[sweep.plots]] figure; a warning and None when the metric has no numbers."""
     if spec.x == SIZE_BUCKET:
@@ -163,8 +173,9 @@ def sweep_figure(result: SweepResult, spec: PlotSpec) -> Figure | None:
     table, x_text, x_ticks = _numeric_x(result, spec, table)
     column = "std" if spec.stat == "std" else "mean"
     if table.empty or table[column].isna().all():
-        needs = "two finished runs per point" if spec.stat == "std" else "a finished run"
-        warnings.warn(f"sweep plot of {spec.y!r} skipped: it needs {needs}", stacklevel=2)
+        warnings.warn(
+            f"sweep plot of {spec.y!r} skipped: {_why_no_numbers(result, spec)}", stacklevel=2
+        )
         return None
     x_div, x_unit = labelled_unit(spec.xlabel, unit_key(spec.x)) or _unit(spec.x, table[spec.x])
     y_div, y_unit = labelled_unit(spec.ylabel, unit_key(spec.y)) or value_unit(

@@ -14,6 +14,7 @@ another machine needs no shared file system.
 
 from __future__ import annotations
 
+import ast
 import io
 import multiprocessing
 import os
@@ -26,6 +27,8 @@ import warnings
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from cnsim import api
@@ -176,9 +179,12 @@ def _alive(pid: int) -> bool:
 
 
 def _pool(tasks: Sequence[RunTask], jobs: int) -> Iterator[RunOutcome]:
+    context = _context()
+    if context.get_start_method() != "fork":
+        check_main_guard()
     executor = ProcessPoolExecutor(
         max_workers=jobs,
-        mp_context=_context(),
+        mp_context=context,
         initializer=_exit_with_parent,
         initargs=(os.getpid(),),
     )
@@ -211,6 +217,59 @@ def _context() -> multiprocessing.context.BaseContext:
         context.set_forkserver_preload(["cnsim.sweeps.execute"])
         return context
     return multiprocessing.get_context("spawn")
+
+
+def check_main_guard() -> None:
+    """SweepError when the main script starts the sweep from its top level, outside
+    `if __name__ == "__main__":`. Each worker re-imports that script, would start the sweep
+    again, and dies in multiprocessing's bootstrapping check: a long traceback per worker and
+    every run recorded as "worker lost". Said once, before any worker starts."""
+    main = sys.modules.get("__main__")
+    main_file = getattr(main, "__file__", None)
+    if main is None or not main_file or not os.path.isfile(main_file):
+        return  # Jupyter, `python -c`: nothing is re-imported
+    module = getattr(getattr(main, "__spec__", None), "name", None) or ""
+    if module == "__main__" or module.endswith(".__main__"):
+        return  # `python -m package`: multiprocessing does not re-import a __main__.py
+    frame: FrameType | None = sys._getframe()
+    while frame is not None and not (
+        frame.f_code.co_name == "<module>" and frame.f_globals is vars(main)
+    ):
+        frame = frame.f_back
+    if frame is None or _guarded(main_file, frame.f_lineno):
+        return
+    from cnsim.sweeps.errors import SweepError
+
+    raise SweepError(
+        f"{main_file}, line {frame.f_lineno}: the sweep starts at the script's top level; put "
+        'it under `if __name__ == "__main__":` (each worker process re-imports the script, '
+        "which would start the sweep again), or pass jobs=1"
+    )
+
+
+def _guarded(path: str, line: int) -> bool:
+    """`line` of the script is inside an `if __name__ == "__main__":` block (or the script
+    cannot be read, so nothing is claimed)."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"), path)
+    except (OSError, SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_main_test(node.test):
+            first, last = node.body[0], node.body[-1]  # the `if` body, not its `else`
+            if first.lineno <= line <= (last.end_lineno or last.lineno):
+                return True
+    return False
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """`__name__ == "__main__"`, either way round."""
+    if not (isinstance(test, ast.Compare) and len(test.comparators) == 1):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+    main = any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
+    return names and main and isinstance(test.ops[0], ast.Eq)
 
 
 def _dask(tasks: Sequence[RunTask], client: Any) -> Iterator[RunOutcome]:

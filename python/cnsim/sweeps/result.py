@@ -80,8 +80,12 @@ class SweepResult:
 
     @classmethod
     def load(cls, out_dir: str | Path) -> SweepResult:
-        """Read a study directory written by `cnsim.sweep` (its sweep.toml and runs.parquet)."""
+        """Read a study directory written by `cnsim.sweep` (its sweep.toml and runs.parquet).
+
+        FileNotFoundError saying so when `out_dir` is no study, or one interrupted before it
+        wrote its table (killed, say): the same `cnsim sweep` command resumes that one."""
         out_dir = Path(out_dir)
+        check_study_dir(out_dir)
         spec = load_sweep(out_dir / SPEC_FILE)
         return cls(spec, pd.read_parquet(out_dir / TABLE_FILE), out_dir)
 
@@ -185,9 +189,11 @@ class SweepResult:
     ) -> pd.DataFrame:
         """Per point (its replications' flows pooled) and flow-size bucket, the slowdown table
         of `cnsim.flow_sizes` with `point`, `label` (the point's parameters) and the
-        parameters as columns; every point on the same buckets: `edges`, or equal-count
-        buckets of all the points' flow sizes. Needs the runs' flows (`keep="full"`)."""
-        from cnsim.flow_sizes import size_edges, slowdown_by_size
+        parameters as columns; every point on the same buckets: `edges` (bytes, cut as
+        `Result.fct_slowdown_by_size` and `[report] slowdown_size_edges_bytes` cut them: k
+        edges make k + 1 buckets and every flow is in one), or equal-count buckets of all the
+        points' flow sizes. Needs the runs' flows (`keep="full"`)."""
+        from cnsim.flow_sizes import size_edges, slowdown_by_size, summary_edges
 
         pooled = {}
         for point, group in self.ok.groupby("point", sort=True):
@@ -196,6 +202,8 @@ class SweepResult:
         if edges is None:
             sizes = [f["size_bytes"] for f in pooled.values()]
             edges = list(size_edges(pd.concat(sizes) if sizes else [], buckets))
+        else:
+            edges = summary_edges(edges)
         tables = []
         for point, flows in pooled.items():
             params = self._params(point)
@@ -318,20 +326,25 @@ class SweepResult:
     def plot(self, out_dir: str | Path | None = None, *, dpi: int | None = None) -> list[Path]:
         """Draw the [[sweep.plots]] (or one mean plot per metric) as PNGs; return their paths.
 
-        Into the study's own `plots/` (no `out_dir`), figures an earlier spec drew and this one
-        does not are removed, so that the folder never shows a stale figure as current. `dpi`
-        defaults to the run figures' (`cnsim.plots.DPI`).
+        Into the study's own `plots/` (no `out_dir`), the figures are recorded in
+        plots/figures.json, and those an earlier call drew and this one does not are removed
+        (other files there are left alone), so the folder never shows a stale figure of the
+        study as current. `dpi` defaults to the run figures' (`cnsim.plots.DPI`).
         """
         from cnsim.plots import DPI
         from cnsim.plots.sweep import make_sweep_plots
 
         if out_dir is not None:
             return make_sweep_plots(self, Path(out_dir), dpi=dpi or DPI)
-        own = self.out_dir / PLOTS_DIR
-        drawn = make_sweep_plots(self, own, dpi=dpi or DPI)
-        for old in set(own.glob("*.png")) - set(drawn):
-            old.unlink()
+        drawn = make_sweep_plots(self, self.out_dir / PLOTS_DIR, dpi=dpi or DPI)
+        Store(self.out_dir).record_figures(drawn)  # and drops the figures it drew before
         return drawn
+
+    def figures(self) -> list[Path]:
+        """The PNGs `plot()` drew into the study's plots/ from its current sweep.toml and
+        runs.parquet; [] when there are none or the results changed since (a re-run with
+        --no-plots). Files in plots/ the study did not draw are never among them."""
+        return Store(self.out_dir).current_figures()
 
     def _repr_html_(self) -> str:
         """The notebook view: runs, per-point statistics and the figures `plot()` drew."""
@@ -342,6 +355,21 @@ class SweepResult:
     def __repr__(self) -> str:
         counts = self.runs["status"].value_counts().to_dict()
         return f"<cnsim.SweepResult {self.spec.name!r} runs={counts} out_dir={str(self.out_dir)!r}>"
+
+
+def check_study_dir(folder: Path) -> None:
+    """FileNotFoundError with what to do, when `folder` holds no study's table."""
+    if (folder / TABLE_FILE).is_file():
+        return
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such directory")
+    if not ((folder / SPEC_FILE).is_file() and (folder / BASE_FILE).is_file()):
+        raise FileNotFoundError(f"{folder}: not a cnsim sweep directory (no {TABLE_FILE})")
+    raise FileNotFoundError(
+        f"{folder}: the sweep was interrupted before it wrote {TABLE_FILE}; run the same "
+        f"`cnsim sweep` command again (or `cnsim sweep {folder / SPEC_FILE} --out {folder}`) "
+        "to resume it: its finished runs are kept"
+    )
 
 
 def run_command(base: Path, seed: int, spec: SweepSpec, point: Point) -> str:

@@ -14,6 +14,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -210,6 +211,16 @@ class TransientStudy:
         return {k: v for k, v in vars(self).items() if v is not None}
 
 
+@dataclasses.dataclass(frozen=True)
+class MetricUse:
+    """A metric path where the sweep file uses it: `key` names the field ("sweep.table.q");
+    `numeric` says what needs it to be a number ("a plot"), empty when anything goes."""
+
+    key: str
+    path: str
+    numeric: str = ""
+
+
 @dataclass(frozen=True)
 class Point:
     """One combination of swept values; `index` is its place in the sweep's point order."""
@@ -291,6 +302,7 @@ class SweepSpec:
         _names(self)
         for index, plot in enumerate(self.plots):
             _check_plot(self, index, plot)
+        _plot_files(self.plots)
         for path in self.table.values():
             parse_path(path)
         _run_count(self)  # before anything enumerates the points
@@ -334,6 +346,22 @@ class SweepSpec:
         plots = [p.y for p in self.plots if p.x != "size_bucket"]
         paths = [*self.metrics, *plots, *table]
         return tuple(dict.fromkeys(paths))
+
+    def metric_uses(self) -> list[MetricUse]:
+        """Every metric path with the key that names it, in `collected` order: to check them
+        against a run's summary and name the field at fault."""
+        uses = [MetricUse(f"sweep.metrics[{i}]", path) for i, path in enumerate(self.metrics)]
+        uses += [
+            MetricUse(f"sweep.plots[{i}].y", plot.y, "a plot")
+            for i, plot in enumerate(self.plots)
+            if plot.x != "size_bucket"
+        ]
+        uses += [
+            MetricUse(_where(("sweep.table", column)), path, "a [sweep.table] mean")
+            for column, path in self.table.items()
+            if path not in self.parameters
+        ]
+        return uses
 
     def value_name(self, parameter: str, value: Any) -> Any:
         """The [sweep.names] name of one of a swept parameter's values (the value without)."""
@@ -464,6 +492,12 @@ def replication_seed(base_seed: int, params: Mapping[str, Any], replication: int
 def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
     """Read a sweep from a preset name, a file, TOML text or a dict; SweepError if malformed."""
     data, folder, stem = _sweep_data(source)
+    if "sweep" not in data and data:  # the reverse of `cnsim run` on a sweep file
+        if isinstance(source, str | Path) and "\n" not in str(source):
+            raise SweepError(
+                f"{source} is a scenario, not a sweep; run it with `cnsim run {source}`"
+            )
+        raise SweepError("this TOML is a scenario, not a sweep; run it with cnsim.run()")
     unknown = set(data) - {"sweep", "scenario"}
     if unknown:
         raise SweepError(f"unknown top-level key {sorted(unknown)[0]!r} (expected [sweep])")
@@ -482,7 +516,12 @@ def _sweep_data(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any],
         return dict(source), Path.cwd(), ""
     if isinstance(source, str) and "\n" in source:
         return tomllib.loads(source), Path.cwd(), ""
-    text = api.load_scenario(source)
+    try:
+        text = api.load_scenario(source)
+    except api.ScenarioNotFoundError as exc:  # the loader is the scenarios': name the sweep
+        raise api.ScenarioNotFoundError(
+            str(exc).replace("no such scenario file", "no such sweep file")
+        ) from None
     path = Path(source)
     folder = path.parent.resolve() if path.is_file() else Path.cwd()
     return tomllib.loads(text), folder, path.stem
@@ -600,6 +639,28 @@ def _check_plot(spec: SweepSpec, index: int, plot: PlotSpec) -> None:
             raise SweepError(
                 f'sweep.plots[{index}].where."{path}": {wanted!r} is none of its values'
             )
+
+
+def _plot_files(plots: Sequence[PlotSpec]) -> None:
+    """Two plots writing one file would lose a figure: each needs its own name."""
+    seen: dict[str, int] = {}
+    for index, plot in enumerate(plots):
+        stem = plot_file_stem(plot)
+        if stem in seen:
+            key = "name" if plot.name is not None else "name (none given)"
+            raise SweepError(
+                f"sweep.plots[{index}].{key}: writes plots/{stem}.png, as sweep.plots"
+                f"[{seen[stem]}] does; give each plot its own name"
+            )
+        seen[stem] = index
+
+
+def plot_file_stem(plot: PlotSpec) -> str:
+    """The file stem a plot is saved as: its name, or 'mean_peak_queue_bytes_vs_load' (the
+    rule of `cnsim.plots.sweep.default_name` and `cnsim.plots.style.file_stem`, repeated here
+    so that checking a sweep file does not import matplotlib)."""
+    name = plot.name or f"{plot.stat}_{parse_path(plot.y)[-1]}_vs_{parse_path(plot.x)[-1]}"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "plot"
 
 
 def _check_log_x(spec: SweepSpec, index: int, plot: PlotSpec) -> None:

@@ -11,16 +11,24 @@ Layout (docs/sweeps.md, "The store"):
     DIR/runs/<key>/flows.parquet        with --keep full and a flow workload
     DIR/runs/<key>/transient_series.parquet   a transient study's aggregate series
     DIR/transient.csv          a transient study's table
+    DIR/table.csv              the [sweep.table], one row per point
+    DIR/aggregate.csv          otherwise: per point and metric, n, mean, std, ci95
     DIR/plots/*.png
+    DIR/plots/figures.json     which PNGs the study drew, and from which results
 
 Each file is written to a temporary name and renamed into place (atomic on POSIX and
 Windows), and run.json is written last: a run counts as finished when its run.json says "ok",
 so a study killed at any instant resumes without redoing or trusting a partial run.
+
+A study writes only into a new or empty directory or its own store (`check_out_dir`), and
+deletes only files it wrote: its own stale figures (listed in figures.json), temp files of its
+writers, and with --keep none its runs' folders.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -31,9 +39,18 @@ from typing import Any
 
 import pandas as pd
 
-from cnsim.outputs import FLOWS_FILE, SUMMARY_FILE, TIMESERIES_FILE, strict_json
+from cnsim.outputs import (
+    FLOWS_FILE,
+    REPORT_FILE,
+    SUMMARY_FILE,
+    TIMESERIES_FILE,
+    OutputError,
+    strict_json,
+)
+from cnsim.sweeps.folders import check_no_file_in_path
 from cnsim.sweeps.keep import Keep
 from cnsim.sweeps.transient import SERIES_FILE
+from cnsim.sweeps.transient import TABLE_FILE as TRANSIENT_TABLE_FILE
 
 SPEC_FILE = "sweep.toml"
 BASE_FILE = "base.toml"
@@ -41,7 +58,24 @@ TABLE_FILE = "runs.parquet"
 RUNS_DIR = "runs"
 RECORD_FILE = "run.json"
 PLOTS_DIR = "plots"
+FIGURES_FILE = "figures.json"  # in plots/: the figures `SweepResult.plot` drew, and from what
+POINT_TABLE_FILE = "table.csv"  # [sweep.table]: one row per point
+AGGREGATE_FILE = "aggregate.csv"  # without one: `SweepResult.aggregate()`, what the table shows
 TEMP_SUFFIX = ".tmp"
+# What a store's root may hold (report.html: `cnsim report DIR --html`).
+STORE_FILES = frozenset(
+    {
+        SPEC_FILE,
+        BASE_FILE,
+        TABLE_FILE,
+        RUNS_DIR,
+        PLOTS_DIR,
+        TRANSIENT_TABLE_FILE,
+        POINT_TABLE_FILE,
+        AGGREGATE_FILE,
+        REPORT_FILE,
+    }
+)
 
 
 class Store:
@@ -53,6 +87,30 @@ class Store:
     def run_dir(self, key: str) -> Path:
         """Where one run's files live."""
         return self.root / RUNS_DIR / key
+
+    def is_store(self) -> bool:
+        """The directory is a study's store: it holds the sweep.toml and base.toml every study
+        writes first (or only those and runs/, when the first writes were cut short)."""
+        names = {p.name for p in self.root.iterdir() if not _is_temp(p.name)}
+        first_writes = {SPEC_FILE, BASE_FILE, RUNS_DIR}
+        return {SPEC_FILE, BASE_FILE} <= names or (bool(names) and names <= first_writes)
+
+    def check_out_dir(self) -> None:
+        """OutputError, before anything is written, when the study must not write here: a path
+        through a file, a file, or a non-empty directory that is not a study's store (a
+        `cnsim run` directory, a folder of one's own figures), since a study adds files there
+        and replaces its own."""
+        check_no_file_in_path(self.root, "output directory")
+        if not self.root.is_dir() or self.is_store():
+            return
+        entries = sorted(p.name for p in self.root.iterdir())
+        if entries:
+            foreign = [name for name in entries if name not in STORE_FILES] or entries
+            raise OutputError(
+                f"output directory {self.root}: holds {foreign[0]!r}, not a cnsim sweep's "
+                "file; choose a new or empty directory, or a sweep's own (a sweep writes "
+                "sweep.toml, base.toml, runs/ and plots/ there)"
+            )
 
     # ------------------------------------------------------------ reading
 
@@ -105,17 +163,20 @@ class Store:
         Files that already hold the same text are left alone, so a finished study on a
         read-only disk opens (and its table is only rewritten when it changed).
         """
-        (self.root / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True)
         self.drop_temp_files()
         write_if_changed(self.root / BASE_FILE, base_toml.encode())
         write_if_changed(self.root / SPEC_FILE, spec_toml.encode())
+        (self.root / RUNS_DIR).mkdir(exist_ok=True)
 
     def drop_temp_files(self) -> None:
         """Temp files of writers that are gone (killed, or out of disk mid-write)."""
         for pattern in (f".*{TEMP_SUFFIX}", f"{RUNS_DIR}/*/.*{TEMP_SUFFIX}"):
             for stale in self.root.glob(pattern):
-                pid = stale.name.removesuffix(TEMP_SUFFIX).rsplit(".", 1)[-1]
-                if pid.isdigit() and int(pid) != os.getpid() and _pid_alive(int(pid)):
+                if not _is_temp(stale.name):
+                    continue  # not a name `_temp_name` makes: not ours to delete
+                pid = int(stale.name.removesuffix(TEMP_SUFFIX).rsplit(".", 1)[-1])
+                if pid != os.getpid() and _pid_alive(pid):
                     continue  # another live process is writing it
                 with contextlib.suppress(OSError):
                     stale.unlink()
@@ -142,9 +203,10 @@ class Store:
         atomic_write(folder / RECORD_FILE, _json_bytes(record))
 
     def write_text(self, name: str, text: str) -> Path:
-        """A file at the study's root (transient.csv), atomically."""
+        """A file at the study's root (transient.csv), atomically; left alone when it already
+        holds `text` (a finished study opens on a read-only disk)."""
         path = self.root / name
-        atomic_write(path, text.encode())
+        write_if_changed(path, text.encode())
         return path
 
     def write_table(self, table: pd.DataFrame) -> Path:
@@ -155,6 +217,58 @@ class Store:
         table.to_parquet(buffer, index=False)
         write_if_changed(path, buffer.getvalue(), same=lambda: _same_table(path, table))
         return path
+
+    # ------------------------------------------------------------ figures
+
+    def results_stamp(self) -> str:
+        """What the figures are drawn from: a hash of sweep.toml and runs.parquet as stored."""
+        digest = hashlib.sha256()
+        for name in (SPEC_FILE, TABLE_FILE):
+            with contextlib.suppress(OSError):
+                digest.update((self.root / name).read_bytes())
+            digest.update(b"\0")
+        return digest.hexdigest()
+
+    def drawn_figures(self) -> tuple[list[Path], str | None]:
+        """The PNGs plots/figures.json lists (those still there) and the results stamp they
+        were drawn from (None without a readable figures.json)."""
+        record = _read_json(self.root / PLOTS_DIR / FIGURES_FILE)
+        if record is None or not isinstance(record.get("figures"), list):
+            return [], None
+        folder = self.root / PLOTS_DIR
+        names = [n for n in record["figures"] if isinstance(n, str) and Path(n).name == n]
+        figures = [folder / name for name in names if (folder / name).is_file()]
+        stamp = record.get("drawn_from")
+        return figures, stamp if isinstance(stamp, str) else None
+
+    def current_figures(self) -> list[Path]:
+        """The study's own figures, when drawn from its current sweep.toml and runs.parquet;
+        [] when there are none or they are stale."""
+        figures, stamp = self.drawn_figures()
+        return figures if stamp == self.results_stamp() else []
+
+    def record_figures(self, drawn: list[Path]) -> None:
+        """plots/figures.json: `drawn` are the study's figures, from its current results;
+        figures it listed before and `drawn` lacks are removed (no other file is touched)."""
+        earlier, _ = self.drawn_figures()
+        for old in set(earlier) - set(drawn):
+            with contextlib.suppress(OSError):
+                old.unlink()
+        record = {"figures": sorted(p.name for p in drawn), "drawn_from": self.results_stamp()}
+        (self.root / PLOTS_DIR).mkdir(parents=True, exist_ok=True)
+        write_if_changed(self.root / PLOTS_DIR / FIGURES_FILE, _json_bytes(record))
+
+    def drop_stale_figures(self) -> None:
+        """Remove the study's own figures when its results changed since they were drawn (a
+        re-run with --no-plots), so that plots/ never shows an old figure as current."""
+        figures, stamp = self.drawn_figures()
+        if stamp is None or stamp == self.results_stamp():
+            return
+        for old in figures:
+            with contextlib.suppress(OSError):
+                old.unlink()
+        with contextlib.suppress(OSError):
+            (self.root / PLOTS_DIR / FIGURES_FILE).unlink()
 
     def drop_runs(self, keys: list[str]) -> None:
         """Delete per-run folders (--keep none keeps only runs.parquet)."""
@@ -243,6 +357,13 @@ def _pid_alive(pid: int) -> bool:
     except OSError:
         return True
     return True
+
+
+def _is_temp(name: str) -> bool:
+    """A temp file's name as `_temp_name` makes it: .NAME.PID.tmp."""
+    if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+        return False
+    return name.removesuffix(TEMP_SUFFIX).rsplit(".", 1)[-1].isdigit()
 
 
 def _temp_name(path: Path) -> Path:

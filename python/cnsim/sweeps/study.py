@@ -28,12 +28,10 @@ from cnsim.sweeps.keep import Keep
 from cnsim.sweeps.paths import extract, scalar_paths
 from cnsim.sweeps.result import SweepResult
 from cnsim.sweeps.spec import RUN_COLUMNS, Point, SweepSpec, load_sweep, replication_seed
-from cnsim.sweeps.store import Store
+from cnsim.sweeps.store import AGGREGATE_FILE, POINT_TABLE_FILE, Store
 from cnsim.sweeps.transient import TABLE_FILE as TRANSIENT_TABLE_FILE
 from cnsim.sweeps.transient import transient_rule
 from cnsim.terminal import ProgressBar, progress_bar
-
-POINT_TABLE_FILE = "table.csv"  # [sweep.table]: one row per point
 
 KEY_HEX_DIGITS = 16
 
@@ -73,19 +71,24 @@ def sweep(
     runs.parquet survives). `progress`: the progress bar (drawn on a terminal or in Jupyter),
     or a `cnsim.status.SweepStatusLines(every_s)` for plain status lines on stderr instead
     (`cnsim sweep --status-every`, for logs).
+
+    `out` must be new, empty or a study's store (OutputError otherwise). A script calls this
+    under `if __name__ == "__main__":`: the local pool's workers re-import it (SweepError,
+    before any worker starts, when the call is outside the guard).
     """
     if out is not None and not str(out).strip():
         raise SweepError("out: empty directory name (give --out DIR; --out . is this folder)")
     spec = spec if isinstance(spec, SweepSpec) else load_sweep(spec)
     keep = Keep.parse(keep)
     _check_options(jobs, client)
-    runs = plan(spec)
     store = Store(out if out is not None else default_out_dir(spec))
+    store.check_out_dir()  # before planning: a directory it must not write into fails at once
+    runs = plan(spec)
     store.prepare(spec.to_toml(header=_provenance(spec)), spec.base_toml)
     distinct = unique(runs)
     series = spec.transient is not None
     todo = [run for run in distinct if not store.is_done(run.key, keep, series)]
-    check = MetricCheck(spec.collected())
+    check = MetricCheck(spec)
     check.against_store(store, runs)
     reused = len(distinct) - len(todo)
     try:
@@ -93,9 +96,11 @@ def sweep(
         _execute(spec, todo, store, check, jobs=jobs, client=client, keep=keep, shown=shown)
     except BaseException:
         store.write_table(runs_table(spec, runs, store))  # what finished stays findable
+        store.drop_stale_figures()
         raise
     table = runs_table(spec, runs, store)
     store.write_table(table)
+    store.drop_stale_figures()  # drawn from other results; `plot()` draws the current ones
     result = SweepResult(
         spec, table, store.root, keep=keep.value, executed=len(todo), reused=reused
     )
@@ -103,6 +108,8 @@ def sweep(
         store.write_text(TRANSIENT_TABLE_FILE, result.transient_table().to_csv(index=False))
     if spec.table:
         store.write_text(POINT_TABLE_FILE, result.point_table().to_csv(index=False))
+    elif not series:  # the per-point means and CIs the printed table shows, every column
+        store.write_text(AGGREGATE_FILE, result.aggregate().to_csv(index=False))
     if keep == Keep.none:
         store.drop_runs([run.key for run in runs])
     return result
@@ -191,19 +198,25 @@ def unique(runs: Iterable[PlannedRun]) -> list[PlannedRun]:
 class MetricCheck:
     """Checks the metric paths against the first finished summary, then stays quiet."""
 
-    def __init__(self, paths: Sequence[str]) -> None:
-        self.paths = list(paths)
-        self.done = not self.paths
+    def __init__(self, spec: SweepSpec) -> None:
+        self.uses = spec.metric_uses()
+        self.done = not self.uses
 
     def __call__(self, summary: Mapping[str, Any]) -> None:
-        """SweepError naming the first path the summary lacks (with close names)."""
+        """SweepError naming the key of the first path the summary lacks (with close names),
+        or of a plot or table column whose metric is text (it cannot be averaged)."""
         if self.done:
             return
-        for path in self.paths:
+        for use in self.uses:
             try:
-                extract(summary, path)
+                value = extract(summary, use.path)
             except KeyError as exc:
-                raise SweepError(f"sweep.metrics: {exc.args[0]}") from None
+                raise SweepError(f"{use.key}: {exc.args[0]}") from None
+            if use.numeric and isinstance(value, str):
+                raise SweepError(
+                    f"{use.key}: metric path {use.path!r} is text ({value!r}), not a number;"
+                    f" {use.numeric} needs a numeric metric"
+                )
         self.done = True
 
     def against_store(self, store: Store, runs: Sequence[PlannedRun]) -> None:
