@@ -53,7 +53,7 @@ def test_a_folder_of_ones_own_figures_is_refused_and_kept(tmp_path: Path) -> Non
     mine = tmp_path / "myfigs" / "plots" / "thesis_fig1.png"
     mine.parent.mkdir(parents=True)
     mine.write_bytes(b"x")
-    with pytest.raises(OutputError, match="holds 'plots', not a cnsim sweep's file"):
+    with pytest.raises(OutputError, match=r"holds 'plots' but no sweep\.toml: not a sweep's own"):
         run_tiny(tmp_path / "myfigs")
     assert mine.read_bytes() == b"x"
     assert sorted(p.name for p in (tmp_path / "myfigs").rglob("*")) == ["plots", "thesis_fig1.png"]

@@ -105,11 +105,17 @@ class Store:
             return
         entries = sorted(p.name for p in self.root.iterdir())
         if entries:
-            foreign = [name for name in entries if name not in STORE_FILES] or entries
+            foreign = [name for name in entries if name not in STORE_FILES]
+            # Names a sweep also writes (plots/, summary's neighbours) without its sweep.toml:
+            # somebody else's folder all the same.
+            what = (
+                f"holds {foreign[0]!r}, not a cnsim sweep's file"
+                if foreign
+                else f"holds {entries[0]!r} but no {SPEC_FILE}: not a sweep's own"
+            )
             raise OutputError(
-                f"output directory {self.root}: holds {foreign[0]!r}, not a cnsim sweep's "
-                "file; choose a new or empty directory, or a sweep's own (a sweep writes "
-                "sweep.toml, base.toml, runs/ and plots/ there)"
+                f"output directory {self.root}: {what}; choose a new or empty directory, or a "
+                "sweep's own (a sweep writes sweep.toml, base.toml, runs/ and plots/ there)"
             )
 
     # ------------------------------------------------------------ reading
