@@ -422,6 +422,25 @@ def _knee(curve: npt.NDArray[np.float64], method: str, last: int, tol: float, fl
 
 # ---------------------------------------------------------------- summary metrics
 
+# Schemes that act on a transport's ACKs (docs/dctcp.md, timely.md, hpcc.md, swift.md): open-loop
+# traffic has none and runs uncontrolled.
+ACK_DRIVEN_SCHEMES = frozenset({"dctcp", "timely", "hpcc", "swift"})
+
+
+def uncontrolled_scheme_warning(scenario: Mapping[str, Any]) -> str | None:
+    """A warning when the scheme acts on ACKs and no traffic entry has a transport: the run
+    is then the same as with no scheme, which nobody asks for on purpose."""
+    scheme = scenario.get("congestion", {}).get("scheme", "none")
+    entries = scenario.get("traffic", [])
+    if scheme not in ACK_DRIVEN_SCHEMES or not entries:
+        return None
+    if any(entry.get("transport", "none") != "none" for entry in entries):
+        return None
+    return (
+        f'congestion.scheme = "{scheme}" acts on a transport\'s ACKs and no traffic entry has a '
+        'transport: nothing was controlled (give the entries transport = "roce", "irn" or "tcp")'
+    )
+
 
 def compute_metrics(result: Result) -> dict[str, Any]:
     """The metrics Python adds to summary["metrics"], driven by the resolved [report] table.
@@ -437,6 +456,9 @@ def compute_metrics(result: Result) -> dict[str, Any]:
     summary.json stays strict JSON.
     """
     report = result.scenario.get("report", {})
+    uncontrolled = uncontrolled_scheme_warning(result.scenario)
+    if uncontrolled is not None:
+        warnings.warn(uncontrolled, stacklevel=2)
     metrics: dict[str, Any] = {}
     metrics.update(_queue_metrics(result.summary))
     metrics.update(_throughput_metrics(result.summary))
