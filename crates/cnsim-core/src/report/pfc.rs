@@ -33,7 +33,8 @@ pub(crate) struct PfcSummary {
 #[serde(deny_unknown_fields)]
 pub(crate) struct PfcClassSummary {
     pub(crate) lossless: bool,
-    /// Frames of the class that arrived at a switch, dropped ones included.
+    /// Frames of the class that arrived at a switch, dropped ones included: data, and the
+    /// transports' ACKs and NACKs, which ride the class of the data they answer.
     pub(crate) frames_at_switches: u64,
     /// PFC frames sent for the class (by switches, and by hosts with `host_rx`), refreshes
     /// included; a frame that a newer one replaced before it left is not counted.
