@@ -5,41 +5,21 @@ from __future__ import annotations
 
 import cnsim
 from cnsim.analysis import uncontrolled_scheme_warning
+from conftest import TWO_HOST_SATURATE
 
-PAIR = """
-name = "pair"
-duration_s = 0.0005
-[[hosts]]
-name = "a"
-[[hosts]]
-name = "b"
-[[switches]]
-name = "sw"
-[[links]]
-ends = ["a", "sw"]
-rate_bps = 10e9
-delay_s = 1e-6
-[[links]]
-ends = ["sw", "b"]
-rate_bps = 10e9
-delay_s = 1e-6
-[[traffic]]
-kind = "saturate"
-hosts = ["a"]
-dst = "b"
-{transport}
-[congestion]
-scheme = "dctcp"
-"""
+
+def pair(transport: str) -> str:
+    """Host a saturating b for 1 ms (conftest's scenario) under DCTCP, over `transport`."""
+    return f'{TWO_HOST_SATURATE}transport = "{transport}"\n[congestion]\nscheme = "dctcp"\n'
 
 
 def test_an_ack_driven_scheme_over_open_loop_traffic_warns() -> None:
-    result = cnsim.run(PAIR.format(transport=""))
+    result = cnsim.run(pair("none"))
     assert any('congestion.scheme = "dctcp" acts on' in w for w in result.warnings), result.warnings
 
 
 def test_no_warning_when_a_transport_carries_the_traffic() -> None:
-    result = cnsim.run(PAIR.format(transport='transport = "roce"'))
+    result = cnsim.run(pair("roce"))
     assert not any("acts on a transport" in w for w in result.warnings), result.warnings
 
 

@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -51,6 +52,13 @@ OLD_SUFFIX = ".old"
 
 class OutputError(OSError):
     """An output directory cnsim will not write into (named in the message)."""
+
+
+def file_stem(name: str) -> str:
+    """A figure's name made safe as a file name (the name comes from user-written TOML): one
+    rule for run, sweep and fluid figures, here without matplotlib so that checking a sweep
+    file can apply it (`cnsim.sweeps.spec.plot_file_stem`)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "plot"
 
 
 def write_run(result: Result, out_dir: str | Path, *, plots: bool = True) -> Path:

@@ -8,7 +8,6 @@ no global state, no GUI backend, safe in threads and in a user's notebook sessio
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.textpath import TextPath
+
+from cnsim.outputs import file_stem as file_stem  # the run, sweep and fluid figures' files
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -235,8 +236,3 @@ def drop_all_zero(table: pd.DataFrame, *, explicit: bool) -> tuple[pd.DataFrame,
     if len(keep) == 0:
         return table, 0
     return table[keep], table.shape[1] - len(keep)
-
-
-def file_stem(name: str) -> str:
-    """A plot name made safe as a file name (the name comes from user-written TOML)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "plot"

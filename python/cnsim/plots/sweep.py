@@ -25,7 +25,6 @@ from cnsim.plots.style import (
     AXIS_NAMES,
     DPI,
     FIGSIZE,
-    file_stem,
     line_style,
     stamp,
     value_unit,
@@ -33,7 +32,7 @@ from cnsim.plots.style import (
 from cnsim.plots.sweep_sizes import SIZE_BUCKET, size_bucket_figure
 from cnsim.readout import value_text
 from cnsim.sweeps.paths import parse_path
-from cnsim.sweeps.spec import PlotSpec
+from cnsim.sweeps.spec import PlotSpec, plot_file_stem
 
 if TYPE_CHECKING:
     from cnsim.sweeps.result import SweepResult
@@ -61,7 +60,7 @@ def make_sweep_plots(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -> l
     else:
         specs = list(result.spec.plots) or default_plots(result)
     for spec in specs:
-        path = out_dir / f"{file_stem(spec.name or default_name(spec))}.png"
+        path = out_dir / f"{plot_file_stem(spec)}.png"
         if plot_sweep(result, spec, path, dpi=dpi) is not None:
             paths.append(path)
     if not result.spec.plots and not any(s.x == SIZE_BUCKET for s in specs):
@@ -125,11 +124,6 @@ def flows_slowdown_plot(result: SweepResult, out_dir: Path, *, dpi: int = DPI) -
         return []
     fig = sweep_slowdown_table_figure(result, table)
     return [_stamped_png(fig, result, out_dir / "fct_slowdown_by_size.png", dpi)]
-
-
-def default_name(spec: PlotSpec) -> str:
-    """'mean_peak_queue_bytes_vs_interval_bytes'."""
-    return f"{spec.stat}_{leaf(spec.y)}_vs_{leaf(spec.x)}"
 
 
 def unit_key(path: str) -> str:

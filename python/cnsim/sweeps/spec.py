@@ -14,7 +14,6 @@ import hashlib
 import itertools
 import json
 import math
-import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -35,6 +34,7 @@ from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import ErrorDetails
 
 from cnsim import api
+from cnsim.outputs import file_stem
 from cnsim.sweeps.errors import SweepError
 from cnsim.sweeps.paths import parse_path
 
@@ -656,11 +656,10 @@ def _plot_files(plots: Sequence[PlotSpec]) -> None:
 
 
 def plot_file_stem(plot: PlotSpec) -> str:
-    """The file stem a plot is saved as: its name, or 'mean_peak_queue_bytes_vs_load' (the
-    rule of `cnsim.plots.sweep.default_name` and `cnsim.plots.style.file_stem`, repeated here
-    so that checking a sweep file does not import matplotlib)."""
+    """The file stem a plot is saved as (`cnsim.plots.sweep` saves it so): its name, or by
+    default 'mean_peak_queue_bytes_vs_load' (the statistic and the leaf keys of y and x)."""
     name = plot.name or f"{plot.stat}_{parse_path(plot.y)[-1]}_vs_{parse_path(plot.x)[-1]}"
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "plot"
+    return file_stem(name)
 
 
 def _check_log_x(spec: SweepSpec, index: int, plot: PlotSpec) -> None:
